@@ -1,0 +1,87 @@
+// The public entry point of the engine: a Communicator built from a bootstrap
+// (MPI today) that runs collectives on host buffers.
+//
+// Counts follow NCCL: allreduce/broadcast/reduce take the element count of
+// the whole buffer; allgather takes the per-rank send count (recv holds
+// size*count); reduce_scatter takes the per-rank receive count (send holds
+// size*count); alltoall takes the count exchanged with each peer. In-place
+// calls pass the same pointer (for allgather, recv + rank*count; for
+// reduce_scatter, send + rank*count, as NCCL defines them).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "smddp/types.h"
+
+namespace smddp {
+
+struct CollectiveArgs {
+  Collective collective = Collective::AllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;
+  DataType dtype = DataType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;
+};
+
+struct CallOptions {
+  // "auto" lets the selector choose; any registered name forces one.
+  std::string algorithm = "auto";
+};
+
+struct CommunicatorOptions {
+  // Seconds a blocking wait may last before TimeoutError. <= 0: from
+  // SMDDP_TIMEOUT, else 300.
+  double timeout_seconds = 0;
+  // Group consecutive ranks into virtual nodes of this many ranks (0: from
+  // SMDDP_RANKS_PER_NODE, else the real shared-memory nodes).
+  int ranks_per_node = 0;
+};
+
+class Communicator {
+ public:
+  // Builds a communicator over MPI_COMM_WORLD. Initialises MPI when the
+  // caller has not; collective across all ranks.
+  static std::unique_ptr<Communicator> create_from_mpi(const CommunicatorOptions& options = {});
+
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;
+  virtual int node() const = 0;
+  virtual int num_nodes() const = 0;
+  virtual const std::string& host(int rank) const = 0;
+
+  // Runs one collective; throws UsageError for invalid arguments (the same on
+  // every rank), TimeoutError / PeerLostError / TransportError at run time.
+  virtual void run(const CollectiveArgs& args, const CallOptions& options = {}) = 0;
+
+  // The algorithm that ran the last call.
+  virtual const std::string& last_algorithm() const = 0;
+
+  virtual void set_timeout(double seconds) = 0;
+  virtual double timeout() const = 0;
+
+  void allreduce(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op);
+  void allgather(const void* send, void* recv, size_t count, DataType dtype);
+  void reduce_scatter(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op);
+  void broadcast(const void* send, void* recv, size_t count, DataType dtype, int root);
+  void reduce(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op, int root);
+  void alltoall(const void* send, void* recv, size_t count, DataType dtype);
+  void barrier();
+};
+
+// Element counts of the send and receive buffers a call needs on `rank`.
+struct BufferCounts {
+  size_t send = 0;
+  size_t recv = 0;
+};
+BufferCounts buffer_counts(Collective c, size_t count, int nranks);
+
+}  // namespace smddp

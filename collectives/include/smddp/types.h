@@ -1,0 +1,50 @@
+// Value types shared by every layer: element types, reduction operators,
+// memory kinds and the collective operations themselves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace smddp {
+
+enum class DataType : uint8_t {
+  Int8, Uint8, Int32, Uint32, Int64, Uint64, Float16, Bfloat16, Float32, Float64,
+};
+inline constexpr int kNumDataTypes = 10;
+
+enum class ReduceOp : uint8_t { Sum, Prod, Min, Max, Avg };
+inline constexpr int kNumReduceOps = 5;
+
+enum class MemoryKind : uint8_t { Host, Cuda };
+
+enum class Collective : uint8_t {
+  AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Barrier,
+};
+inline constexpr int kNumCollectives = 7;
+
+size_t dtype_size(DataType t);
+bool dtype_is_float(DataType t);
+std::string_view to_string(DataType t);
+std::string_view to_string(ReduceOp op);
+std::string_view to_string(MemoryKind m);
+std::string_view to_string(Collective c);
+
+std::optional<DataType> parse_dtype(std::string_view name);
+std::optional<ReduceOp> parse_op(std::string_view name);
+std::optional<MemoryKind> parse_memory_kind(std::string_view name);
+std::optional<Collective> parse_collective(std::string_view name);
+
+std::span<const DataType> all_dtypes();
+std::span<const ReduceOp> all_ops();
+std::span<const Collective> all_collectives();
+
+// True for collectives that combine values and so take a ReduceOp.
+bool collective_reduces(Collective c);
+// True for collectives with a root rank.
+bool collective_has_root(Collective c);
+
+}  // namespace smddp

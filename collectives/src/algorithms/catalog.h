@@ -1,0 +1,39 @@
+// Entry points of every algorithm, one file each under <collective>/.
+// registry.cc puts them in the table with their descriptions.
+#pragma once
+
+#include "algorithms/context.h"
+
+namespace smddp {
+
+#define SMDDP_ALGORITHM(fn) void fn(Context& ctx, const Group& g, const Call& call)
+#define SMDDP_ACCEPTS(fn) const char* fn(const Context& ctx, const Group& g, const Call& call)
+
+SMDDP_ALGORITHM(allreduce_shm_direct);
+SMDDP_ALGORITHM(allreduce_ring);
+SMDDP_ALGORITHM(allreduce_halving_doubling);
+SMDDP_ALGORITHM(allreduce_tree);
+SMDDP_ALGORITHM(allreduce_hierarchical);
+SMDDP_ACCEPTS(allreduce_hierarchical_accepts);
+
+SMDDP_ALGORITHM(allgather_shm_direct);
+SMDDP_ALGORITHM(allgather_ring);
+SMDDP_ALGORITHM(allgather_recursive_doubling);
+SMDDP_ACCEPTS(allgather_recursive_doubling_accepts);
+
+SMDDP_ALGORITHM(reduce_scatter_shm_direct);
+SMDDP_ALGORITHM(reduce_scatter_ring);
+
+SMDDP_ALGORITHM(broadcast_shm_direct);
+SMDDP_ALGORITHM(broadcast_tree);
+
+SMDDP_ALGORITHM(reduce_shm_direct);
+SMDDP_ALGORITHM(reduce_tree);
+
+SMDDP_ALGORITHM(alltoall_shm_direct);
+SMDDP_ALGORITHM(alltoall_pairwise);
+
+SMDDP_ALGORITHM(barrier_shm);
+SMDDP_ALGORITHM(barrier_dissemination);
+
+}  // namespace smddp

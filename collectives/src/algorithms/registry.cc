@@ -1,0 +1,90 @@
+#include "algorithms/registry.h"
+
+#include <vector>
+
+#include "algorithms/catalog.h"
+
+namespace smddp {
+
+const char* accepts_any(const Context&, const Group&, const Call&) { return nullptr; }
+
+const char* accepts_node_group(const Context& ctx, const Group& g, const Call&) {
+  if (!ctx.steps) return "the node has a single rank";
+  bool whole_node = g.kind == GroupKind::Node ||
+                    (g.kind == GroupKind::World && ctx.topo.num_nodes == 1);
+  return whole_node ? nullptr : "needs all ranks on one node";
+}
+
+namespace {
+
+using C = Collective;
+constexpr bool kHost = true;
+constexpr bool kNoCuda = false;
+
+const std::vector<Algorithm>& table() {
+  static const std::vector<Algorithm> rows = {
+      {{C::AllReduce, "shm_direct", "each rank reduces its slice of every peer's staged chunk in shared memory",
+        "all ranks on one node", kHost, kNoCuda}, accepts_node_group, allreduce_shm_direct},
+      {{C::AllReduce, "ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", "none",
+        kHost, kNoCuda}, accepts_any, allreduce_ring},
+      {{C::AllReduce, "halving_doubling", "recursive halving reduce-scatter, doubling allgather (Rabenseifner), non-power-of-two fix-up",
+        "none", kHost, kNoCuda}, accepts_any, allreduce_halving_doubling},
+      {{C::AllReduce, "tree", "binomial-tree reduce to rank 0, then binomial-tree broadcast", "none",
+        kHost, kNoCuda}, accepts_any, allreduce_tree},
+      {{C::AllReduce, "hierarchical", "intra-node reduce-scatter, inter-node allreduce per local rank, intra-node allgather",
+        "every node has the same number of ranks", kHost, kNoCuda}, allreduce_hierarchical_accepts, allreduce_hierarchical},
+      {{C::AllGather, "shm_direct", "each rank stages its block, every rank copies all blocks out of shared memory",
+        "all ranks on one node", kHost, kNoCuda}, accepts_node_group, allgather_shm_direct},
+      {{C::AllGather, "ring", "n-1 ring steps, each forwarding the block received last", "none",
+        kHost, kNoCuda}, accepts_any, allgather_ring},
+      {{C::AllGather, "recursive_doubling", "log2(n) exchanges of doubling size", "power-of-two rank count",
+        kHost, kNoCuda}, allgather_recursive_doubling_accepts, allgather_recursive_doubling},
+      {{C::ReduceScatter, "shm_direct", "each rank reduces its block from every peer's staged input in shared memory",
+        "all ranks on one node", kHost, kNoCuda}, accepts_node_group, reduce_scatter_shm_direct},
+      {{C::ReduceScatter, "ring", "n-1 ring steps accumulating the travelling block", "none",
+        kHost, kNoCuda}, accepts_any, reduce_scatter_ring},
+      {{C::Broadcast, "shm_direct", "the root stages chunks, the others copy them out, pipelined",
+        "all ranks on one node", kHost, kNoCuda}, accepts_node_group, broadcast_shm_direct},
+      {{C::Broadcast, "tree", "binomial tree from the root", "none", kHost, kNoCuda}, accepts_any,
+       broadcast_tree},
+      {{C::Reduce, "shm_direct", "each rank reduces its slice in shared memory, the root collects",
+        "all ranks on one node", kHost, kNoCuda}, accepts_node_group, reduce_shm_direct},
+      {{C::Reduce, "tree", "binomial tree towards the root", "none", kHost, kNoCuda}, accepts_any,
+       reduce_tree},
+      {{C::AllToAll, "shm_direct", "each rank stages its blocks, each peer copies out its own",
+        "all ranks on one node", kHost, kNoCuda}, accepts_node_group, alltoall_shm_direct},
+      {{C::AllToAll, "pairwise", "n-1 steps, step s sends to me+s and receives from me-s", "none",
+        kHost, kNoCuda}, accepts_any, alltoall_pairwise},
+      {{C::Barrier, "shm", "counters in shared memory", "all ranks on one node", kHost, kNoCuda},
+       accepts_node_group, barrier_shm},
+      {{C::Barrier, "dissemination", "ceil(log2 n) rounds of one-byte messages", "none",
+        kHost, kNoCuda}, accepts_any, barrier_dissemination},
+  };
+  return rows;
+}
+
+const std::vector<AlgorithmInfo>& infos() {
+  static const std::vector<AlgorithmInfo> list = [] {
+    std::vector<AlgorithmInfo> out;
+    for (const auto& a : table()) out.push_back(a.info);
+    return out;
+  }();
+  return list;
+}
+
+}  // namespace
+
+std::span<const Algorithm> algorithm_registry() { return table(); }
+
+const Algorithm* find_algorithm(Collective c, std::string_view name) {
+  for (const auto& a : table()) {
+    if (a.info.collective == c && a.info.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::span<const AlgorithmInfo> list_algorithms() { return infos(); }
+
+bool algorithm_exists(Collective c, std::string_view name) { return find_algorithm(c, name) != nullptr; }
+
+}  // namespace smddp

@@ -1,0 +1,169 @@
+#include "algorithms/selector.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "smddp/error.h"
+
+namespace smddp {
+namespace {
+
+constexpr size_t kAny = std::numeric_limits<size_t>::max();
+constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound above
+
+struct DefaultRule {
+  Collective collective;
+  Scope scope;
+  size_t max_bytes;
+  const char* candidates;
+};
+
+// The default choices. Rows are tried top-down; the first row of the
+// collective and scope whose max_bytes covers the call gives the order.
+constexpr DefaultRule kDefaults[] = {
+    {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring"},
+    {Collective::AllReduce, Scope::MultiNode, kSmall, "halving_doubling,hierarchical,ring"},
+    {Collective::AllReduce, Scope::MultiNode, kAny, "hierarchical,ring,halving_doubling"},
+    {Collective::AllGather, Scope::SingleNode, kAny, "shm_direct,ring"},
+    {Collective::AllGather, Scope::MultiNode, kSmall, "recursive_doubling,ring"},
+    {Collective::AllGather, Scope::MultiNode, kAny, "ring"},
+    {Collective::ReduceScatter, Scope::SingleNode, kAny, "shm_direct,ring"},
+    {Collective::ReduceScatter, Scope::MultiNode, kAny, "ring"},
+    {Collective::Broadcast, Scope::SingleNode, kAny, "shm_direct,tree"},
+    {Collective::Broadcast, Scope::MultiNode, kAny, "tree"},
+    {Collective::Reduce, Scope::SingleNode, kAny, "shm_direct,tree"},
+    {Collective::Reduce, Scope::MultiNode, kAny, "tree"},
+    {Collective::AllToAll, Scope::SingleNode, kAny, "shm_direct,pairwise"},
+    {Collective::AllToAll, Scope::MultiNode, kAny, "pairwise"},
+    {Collective::Barrier, Scope::SingleNode, kAny, "shm,dissemination"},
+    {Collective::Barrier, Scope::MultiNode, kAny, "dissemination"},
+};
+
+std::vector<std::string> split_names(std::string_view list) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string_view::npos) end = list.size();
+    if (end > start) out.emplace_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string env_name(Collective c) {
+  std::string name = "SMDDP_ALGORITHM_";
+  for (char ch : to_string(c)) name += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  return name;
+}
+
+}  // namespace
+
+std::vector<SelectionRule> default_rules() {
+  std::vector<SelectionRule> rules;
+  for (const DefaultRule& d : kDefaults) {
+    rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates)});
+  }
+  return rules;
+}
+
+std::vector<SelectionRule> parse_tuning(std::string_view text, std::string_view origin) {
+  std::vector<SelectionRule> rules;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream fields(line);
+    std::string coll, scope, max, names, rest;
+    if (!(fields >> coll)) continue;
+    auto fail = [&](const std::string& why) {
+      throw UsageError(std::string(origin) + ":" + std::to_string(lineno) + ": " + why);
+    };
+    if (!(fields >> scope >> max >> names) || (fields >> rest)) {
+      fail("expected '<collective> <single|multi> <max_bytes|inf> <names>'");
+    }
+    auto c = parse_collective(coll);
+    if (!c) fail("unknown collective '" + coll + "'");
+    if (scope != "single" && scope != "multi") fail("scope must be single or multi, not '" + scope + "'");
+    size_t max_bytes = kAny;
+    if (max != "inf") {
+      char* end = nullptr;
+      unsigned long long v = std::strtoull(max.c_str(), &end, 10);
+      if (max.empty() || *end || max[0] == '-') fail("max_bytes must be a byte count or inf, not '" + max + "'");
+      max_bytes = v;
+    }
+    SelectionRule rule{*c, scope == "single" ? Scope::SingleNode : Scope::MultiNode, max_bytes,
+                       split_names(names)};
+    for (const auto& n : rule.candidates) {
+      if (!find_algorithm(*c, n)) fail("no " + coll + " algorithm named '" + n + "'");
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+Selector Selector::from_environment() {
+  std::vector<SelectionRule> rules;
+  if (const char* path = std::getenv("SMDDP_TUNING_FILE"); path && *path) {
+    std::ifstream f(path);
+    if (!f) throw UsageError(std::string("SMDDP_TUNING_FILE: cannot read ") + path);
+    std::stringstream text;
+    text << f.rdbuf();
+    rules = parse_tuning(text.str(), path);
+  }
+  for (auto& r : default_rules()) rules.push_back(std::move(r));
+  Selector s(std::move(rules));
+  for (Collective c : all_collectives()) {
+    std::string var = env_name(c);
+    if (const char* v = std::getenv(var.c_str()); v && *v) {
+      if (!find_algorithm(c, v)) throw UsageError(var + "=" + v + ": no such algorithm");
+      s.forced_[static_cast<int>(c)] = v;
+    }
+  }
+  return s;
+}
+
+Scope scope_of(const Context& ctx, const Group& g) {
+  if (g.kind == GroupKind::Node) return Scope::SingleNode;
+  if (g.kind == GroupKind::Cross) return g.size() > 1 ? Scope::MultiNode : Scope::SingleNode;
+  return ctx.topo.num_nodes > 1 ? Scope::MultiNode : Scope::SingleNode;
+}
+
+std::vector<std::string> Selector::candidates(Collective c, Scope scope, size_t bytes) const {
+  for (const auto& r : rules_) {
+    if (r.collective == c && r.scope == scope && bytes <= r.max_bytes) return r.candidates;
+  }
+  return {};
+}
+
+const Algorithm& Selector::choose(const Context& ctx, const Group& g, const Call& call,
+                                  std::string_view forced) const {
+  if (forced.empty() || forced == "auto") forced = forced_[static_cast<int>(call.collective)];
+  if (!forced.empty() && forced != "auto") {
+    const Algorithm* a = find_algorithm(call.collective, forced);
+    if (!a) {
+      throw UsageError("no " + std::string(to_string(call.collective)) + " algorithm named '" +
+                       std::string(forced) + "'");
+    }
+    if (const char* why = a->accepts(ctx, g, call)) {
+      throw UsageError(std::string(forced) + " cannot run this " +
+                       std::string(to_string(call.collective)) + ": " + why);
+    }
+    return *a;
+  }
+  for (const auto& name : candidates(call.collective, scope_of(ctx, g), call.bytes(g.size()))) {
+    const Algorithm* a = find_algorithm(call.collective, name);
+    if (a && !a->accepts(ctx, g, call)) return *a;
+  }
+  // Any registered algorithm that accepts, so a gap in the table is not fatal.
+  for (const Algorithm& a : algorithm_registry()) {
+    if (a.info.collective == call.collective && !a.accepts(ctx, g, call)) return a;
+  }
+  throw UsageError("no algorithm can run this " + std::string(to_string(call.collective)));
+}
+
+}  // namespace smddp

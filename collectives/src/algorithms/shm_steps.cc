@@ -1,0 +1,70 @@
+#include "algorithms/shm_steps.h"
+
+#include "core/wait.h"
+
+namespace smddp {
+
+ShmSteps::ShmSteps(ShmSegment& segment, Router& router, const Topology& topo)
+    : seg_(segment), router_(router), topo_(topo), n_(topo.local_size), me_(topo.local_rank) {}
+
+std::atomic<uint64_t>& ShmSteps::counter(Counter which, int local) {
+  RankControl& c = seg_.control(local);
+  switch (which) {
+    case Counter::Posted:
+      return c.posted.value;
+    case Counter::Reduced:
+      return c.reduced.value;
+    default:
+      return c.done.value;
+  }
+}
+
+void ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const WaitScope& scope) {
+  std::atomic<uint64_t>& c = counter(which, local);
+  if (c.load(std::memory_order_acquire) >= at_least) return;
+  const int peer = topo_.node_ranks[topo_.node][local];
+  Backoff backoff;
+  while (c.load(std::memory_order_acquire) < at_least) {
+    if (backoff.pause()) {
+      router_.check_peer(peer);
+      if (scope.deadline.expired()) router_.timed_out(scope, peer, "waiting in shared memory for");
+    }
+  }
+}
+
+int ShmSteps::begin(const WaitScope& scope) {
+  ++step_;
+  buffer_ = static_cast<int>(step_ % 2);
+  if (step_ > 2) {
+    for (int p = 0; p < n_; ++p) {
+      if (p != me_) wait_for(Counter::Done, p, step_ - 2, scope);
+    }
+  }
+  return buffer_;
+}
+
+void ShmSteps::post() { counter(Counter::Posted, me_).store(step_, std::memory_order_release); }
+
+void ShmSteps::wait_posted(const WaitScope& scope) {
+  for (int p = 0; p < n_; ++p) {
+    if (p != me_) wait_for(Counter::Posted, p, step_, scope);
+  }
+}
+
+void ShmSteps::wait_posted(int local, const WaitScope& scope) {
+  if (local != me_) wait_for(Counter::Posted, local, step_, scope);
+}
+
+void ShmSteps::post_reduced() {
+  counter(Counter::Reduced, me_).store(step_, std::memory_order_release);
+}
+
+void ShmSteps::wait_reduced(const WaitScope& scope) {
+  for (int p = 0; p < n_; ++p) {
+    if (p != me_) wait_for(Counter::Reduced, p, step_, scope);
+  }
+}
+
+void ShmSteps::finish() { counter(Counter::Done, me_).store(step_, std::memory_order_release); }
+
+}  // namespace smddp

@@ -1,0 +1,56 @@
+// The shm-direct step protocol. Every local rank owns two stage buffers and
+// two result buffers in the node segment and three counters (posted,
+// reduced, done). A step k uses buffer k % 2:
+//   begin()          wait until every peer is done with step k-2 (so our
+//                    buffer k % 2 is free again), return the buffer index
+//   ... fill our stage buffer ...
+//   post()           announce it; wait_posted() waits for peers'
+//   ... read peers' stage buffers, fill our result buffer ...
+//   post_reduced()   announce it; wait_reduced() waits for peers'
+//   finish()         we are done reading peers' buffers of step k
+// Double buffering lets a fast rank stage step k+1 while slow ones still
+// read step k. All local ranks run the same sequence of steps.
+#pragma once
+
+#include <cstdint>
+
+#include "transport/bootstrap.h"
+#include "transport/router.h"
+#include "transport/shm_segment.h"
+
+namespace smddp {
+
+class ShmSteps {
+ public:
+  ShmSteps(ShmSegment& segment, Router& router, const Topology& topo);
+
+  size_t slot_bytes() const { return seg_.geometry().slot_bytes; }
+  int size() const { return n_; }
+  int me() const { return me_; }
+
+  int begin(const WaitScope& scope);
+  char* stage(int local) { return seg_.stage(local, buffer_); }
+  char* result(int local) { return seg_.result(local, buffer_); }
+
+  void post();
+  void wait_posted(const WaitScope& scope);            // all peers
+  void wait_posted(int local, const WaitScope& scope);  // one peer
+  void post_reduced();
+  void wait_reduced(const WaitScope& scope);
+  void finish();
+
+ private:
+  enum class Counter { Posted, Reduced, Done };
+  void wait_for(Counter which, int local, uint64_t at_least, const WaitScope& scope);
+  std::atomic<uint64_t>& counter(Counter which, int local);
+
+  ShmSegment& seg_;
+  Router& router_;
+  const Topology& topo_;
+  int n_ = 1;
+  int me_ = 0;
+  uint64_t step_ = 0;
+  int buffer_ = 0;
+};
+
+}  // namespace smddp

@@ -1,0 +1,18 @@
+// Tree allreduce: binomial reduce to group index 0, binomial broadcast back.
+// 2*log2(n) latency steps: the choice for tiny vectors across nodes.
+#include "algorithms/catalog.h"
+
+namespace smddp {
+
+void allreduce_tree(Context& ctx, const Group& g, const Call& call) {
+  copy_if_distinct(call.recv, call.send, call.count * call.esize());
+  Call step = call;
+  step.send = call.recv;
+  step.root = 0;
+  step.collective = Collective::Reduce;
+  ctx.run(g, step, "tree");
+  step.collective = Collective::Broadcast;
+  ctx.run(g, step, "tree");
+}
+
+}  // namespace smddp

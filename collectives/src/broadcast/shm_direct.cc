@@ -1,0 +1,29 @@
+// Intra-node broadcast: the root stages chunks, the others copy them out.
+// The root runs at most two steps ahead (double buffering).
+#include "algorithms/catalog.h"
+#include "algorithms/shm_direct.h"
+
+namespace smddp {
+
+void broadcast_shm_direct(Context& ctx, const Group&, const Call& call) {
+  ShmSteps& s = *ctx.steps;
+  const size_t es = call.esize();
+  const size_t chunk = s.slot_bytes() / es;
+  const int root = call.root;
+  const bool is_root = s.me() == root;
+  if (is_root) copy_if_distinct(call.recv, call.send, call.count * es);
+  for (size_t off = 0; off < call.count; off += chunk) {
+    const size_t c = std::min(chunk, call.count - off);
+    s.begin(ctx.scope);
+    if (is_root) {
+      std::memcpy(s.stage(root), at(call.recv, off * es), c * es);
+      s.post();
+    } else {
+      s.wait_posted(root, ctx.scope);
+      std::memcpy(at(call.recv, off * es), s.stage(root), c * es);
+    }
+    s.finish();
+  }
+}
+
+}  // namespace smddp

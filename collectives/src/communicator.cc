@@ -1,0 +1,210 @@
+// The Communicator: wires bootstrap, topology, transports, the node's shm
+// segment and the selector together, validates calls, and runs them.
+#include "smddp/communicator.h"
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "algorithms/context.h"
+#include "algorithms/selector.h"
+#include "algorithms/shm_steps.h"
+#include "core/check.h"
+#include "smddp/error.h"
+#include "smddp/reduce.h"
+#include "transport/bootstrap.h"
+#include "transport/router.h"
+#include "transport/shm_segment.h"
+#include "transport/shm_transport.h"
+
+namespace smddp {
+namespace {
+
+constexpr double kDefaultTimeoutSeconds = 300;
+
+double env_double(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  if (*end || !(x > 0)) throw UsageError(std::string(name) + "=" + v + ": expected a positive number");
+  return x;
+}
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end || x <= 0 || x > 1 << 20) throw UsageError(std::string(name) + "=" + v + ": expected a positive integer");
+  return static_cast<int>(x);
+}
+
+Group make_group(GroupKind kind, std::vector<int> ranks, int world_rank) {
+  Group g{kind, std::move(ranks), 0};
+  for (int i = 0; i < g.size(); ++i) {
+    if (g.ranks[i] == world_rank) g.me = i;
+  }
+  return g;
+}
+
+class EngineCommunicator final : public Communicator {
+ public:
+  EngineCommunicator(std::unique_ptr<Bootstrap> bootstrap, const CommunicatorOptions& options)
+      : bootstrap_(std::move(bootstrap)),
+        topo_(discover_topology(*bootstrap_, options.ranks_per_node > 0
+                                                 ? options.ranks_per_node
+                                                 : env_int("SMDDP_RANKS_PER_NODE", 0))),
+        selector_(Selector::from_environment()) {
+    detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
+    timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
+                                           : env_double("SMDDP_TIMEOUT", kDefaultTimeoutSeconds);
+    if (topo_.local_size > 1) {
+      segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
+      shm_ = make_shm_transport(*segment_, topo_);
+    }
+    if (topo_.num_nodes > 1) network_ = bootstrap_->make_network_transport();
+    router_ = std::make_unique<Router>(topo_, shm_.get(), network_.get());
+    if (segment_) steps_ = std::make_unique<ShmSteps>(*segment_, *router_, topo_);
+    ctx_ = std::make_unique<Context>(*router_, topo_, steps_.get(), selector_);
+    std::vector<int> all(topo_.size);
+    for (int r = 0; r < topo_.size; ++r) all[r] = r;
+    ctx_->world = make_group(GroupKind::World, all, topo_.rank);
+    ctx_->node = make_group(GroupKind::Node, topo_.node_ranks[topo_.node], topo_.rank);
+    std::vector<int> cross;
+    for (const auto& ranks : topo_.node_ranks) {
+      if (topo_.local_rank < static_cast<int>(ranks.size())) cross.push_back(ranks[topo_.local_rank]);
+    }
+    ctx_->cross = make_group(GroupKind::Cross, cross, topo_.rank);
+    bootstrap_->barrier();
+  }
+
+  int rank() const override { return topo_.rank; }
+  int size() const override { return topo_.size; }
+  int local_rank() const override { return topo_.local_rank; }
+  int local_size() const override { return topo_.local_size; }
+  int node() const override { return topo_.node; }
+  int num_nodes() const override { return topo_.num_nodes; }
+  const std::string& host(int rank) const override { return topo_.hosts.at(rank); }
+  const std::string& last_algorithm() const override { return last_algorithm_; }
+  void set_timeout(double seconds) override {
+    if (!(seconds > 0)) throw UsageError("timeout must be positive");
+    timeout_ = seconds;
+  }
+  double timeout() const override { return timeout_; }
+
+  void run(const CollectiveArgs& args, const CallOptions& options) override {
+    if (broken_) throw TransportError("communicator is unusable after an earlier failure: " + broken_reason_);
+    Call call = validate(args);
+    ctx_->scope = WaitScope{to_string(args.collective), Deadline(timeout_), timeout_};
+    ctx_->tag = (ctx_->tag + 1) & 0x3fffffff;
+    try {
+      last_algorithm_ = std::string(ctx_->run(ctx_->world, call, options.algorithm));
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      // Peers may be mid-protocol: no further call can be trusted.
+      broken_ = true;
+      broken_reason_ = e.what();
+      throw;
+    }
+    if (args.op == ReduceOp::Avg && collective_reduces(args.collective)) finish_average(args);
+  }
+
+ private:
+  Call validate(const CollectiveArgs& a) const {
+    const int n = topo_.size;
+    if (collective_has_root(a.collective) && (a.root < 0 || a.root >= n)) {
+      throw UsageError("root " + std::to_string(a.root) + " is not a rank of this job (0.." +
+                       std::to_string(n - 1) + ")");
+    }
+    const size_t es = dtype_size(a.dtype);
+    if (a.count > std::numeric_limits<size_t>::max() / es / static_cast<size_t>(n)) {
+      throw UsageError("count " + std::to_string(a.count) + " overflows the buffer size");
+    }
+    BufferCounts need = buffer_counts(a.collective, a.count, n);
+    bool is_root = a.root == topo_.rank;
+    bool send_used = a.collective != Collective::Broadcast || is_root;
+    bool recv_used = a.collective != Collective::Reduce || is_root;
+    if ((need.send && send_used && !a.send) || (need.recv && recv_used && !a.recv)) {
+      throw UsageError(std::string(to_string(a.collective)) + ": null buffer for " +
+                       std::to_string(a.count) + " elements");
+    }
+    Call c;
+    c.collective = a.collective;
+    c.send = a.send;
+    c.recv = a.recv;
+    c.count = a.count;
+    c.dtype = a.dtype;
+    c.op = a.op == ReduceOp::Avg ? ReduceOp::Sum : a.op;
+    c.root = a.root;
+    if (a.collective == Collective::ReduceScatter || a.collective == Collective::AllGather) {
+      c.blocks = patterns::Partition::equal(a.count, n);
+    }
+    if (a.collective == Collective::Barrier) c.count = 0;
+    return c;
+  }
+
+  void finish_average(const CollectiveArgs& a) {
+    if (a.collective == Collective::Reduce && a.root != topo_.rank) return;
+    divide(a.recv, a.count, a.dtype, topo_.size);
+  }
+
+  std::unique_ptr<Bootstrap> bootstrap_;
+  Topology topo_;
+  Selector selector_;
+  double timeout_ = kDefaultTimeoutSeconds;
+  std::unique_ptr<ShmSegment> segment_;
+  std::unique_ptr<Transport> shm_;
+  std::unique_ptr<Transport> network_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<ShmSteps> steps_;
+  std::unique_ptr<Context> ctx_;
+  std::string last_algorithm_;
+  bool broken_ = false;
+  std::string broken_reason_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> Communicator::create_from_mpi(const CommunicatorOptions& options) {
+  return std::make_unique<EngineCommunicator>(make_mpi_bootstrap(), options);
+}
+
+BufferCounts buffer_counts(Collective c, size_t count, int nranks) {
+  const size_t n = static_cast<size_t>(nranks);
+  switch (c) {
+    case Collective::AllGather:
+      return {count, count * n};
+    case Collective::ReduceScatter:
+      return {count * n, count};
+    case Collective::AllToAll:
+      return {count * n, count * n};
+    case Collective::Barrier:
+      return {0, 0};
+    default:
+      return {count, count};
+  }
+}
+
+void Communicator::allreduce(const void* s, void* r, size_t n, DataType t, ReduceOp op) {
+  run({Collective::AllReduce, s, r, n, t, op, 0});
+}
+void Communicator::allgather(const void* s, void* r, size_t n, DataType t) {
+  run({Collective::AllGather, s, r, n, t, ReduceOp::Sum, 0});
+}
+void Communicator::reduce_scatter(const void* s, void* r, size_t n, DataType t, ReduceOp op) {
+  run({Collective::ReduceScatter, s, r, n, t, op, 0});
+}
+void Communicator::broadcast(const void* s, void* r, size_t n, DataType t, int root) {
+  run({Collective::Broadcast, s, r, n, t, ReduceOp::Sum, root});
+}
+void Communicator::reduce(const void* s, void* r, size_t n, DataType t, ReduceOp op, int root) {
+  run({Collective::Reduce, s, r, n, t, op, root});
+}
+void Communicator::alltoall(const void* s, void* r, size_t n, DataType t) {
+  run({Collective::AllToAll, s, r, n, t, ReduceOp::Sum, 0});
+}
+void Communicator::barrier() { run({Collective::Barrier, nullptr, nullptr, 0, DataType::Uint8, ReduceOp::Sum, 0}); }
+
+}  // namespace smddp

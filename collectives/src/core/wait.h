@@ -1,0 +1,37 @@
+// Waiting without starving peers: spin briefly (the data is usually a few
+// hundred nanoseconds away), then yield, then sleep in short naps. Ranks
+// often outnumber cores, and a spinning rank would hold the core its peer
+// needs to produce the data.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace smddp {
+
+using Clock = std::chrono::steady_clock;
+
+class Deadline {
+ public:
+  Deadline() : when_(Clock::time_point::max()) {}
+  explicit Deadline(double seconds)
+      : when_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(seconds))) {}
+  bool expired() const { return Clock::now() >= when_; }
+
+ private:
+  Clock::time_point when_;
+};
+
+class Backoff {
+ public:
+  // One failed poll. Returns true every ~100 ms of sleeping, when the caller
+  // should run its slower checks (deadline, peer liveness).
+  bool pause();
+  void reset() { polls_ = 0; }
+
+ private:
+  uint64_t polls_ = 0;
+};
+
+}  // namespace smddp

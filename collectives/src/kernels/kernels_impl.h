@@ -1,0 +1,228 @@
+// The element loops of every reduction, written once and compiled once per
+// ISA: kernels_generic.cc, kernels_avx2.cc and kernels_avx512.cc each define
+// SMDDP_KERNEL_NS / SMDDP_KERNEL_NAME and include this file, so the compiler
+// vectorises the same source for each instruction set. Everything here lives
+// in that per-ISA namespace (and an unnamed one inside it), and calls no
+// std:: inline functions, so no AVX-512 copy of a function can be merged by
+// the linker into the portable path.
+//
+// Vocabulary:
+//  - block: a run of elements small enough to stay in L1 while every source
+//    is folded into it (kBlockBytes of destination, or of float accumulator
+//    for the 16-bit types);
+//  - combine: one element-wise pass, dst = op(a, b) or dst = op(dst, b).
+//
+// Order of operations is fixed (src0 op src1 op src2 ..., per element, left
+// to right) so every path gives the same bits. Integers are combined in an
+// unsigned type of at least int's width, so overflow wraps instead of being
+// undefined. float16/bfloat16 are widened to float once per block, combined
+// in float and rounded once at the end.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/convert_impl.h"
+#include "kernels/kernels.h"
+
+namespace smddp::kernels::SMDDP_KERNEL_NS {
+namespace {
+
+constexpr size_t kBlockBytes = 8192;
+constexpr size_t kHalfBlock = kBlockBytes / sizeof(float);
+
+// Unsigned arithmetic type for T: no integer promotion to a signed int.
+template <typename T>
+using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+struct SumOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct ProdOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// For floats, `a != a` makes a NaN in either operand win; the select form
+// (rather than a call to fmin) keeps the loop vectorisable. On ties (-0, +0)
+// the second operand is returned.
+struct MinOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return a < b ? a : b;
+    } else {
+      return (a < b || a != a) ? a : b;
+    }
+  }
+};
+
+struct MaxOp {
+  template <typename T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return a > b ? a : b;
+    } else {
+      return (a > b || a != a) ? a : b;
+    }
+  }
+};
+
+template <typename Op, typename T>
+void combine(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = Op::apply(a[i], b[i]);
+}
+
+template <typename Op, typename T>
+void combine_into(T* __restrict dst, const T* __restrict b, size_t n) {
+  for (size_t i = 0; i < n; ++i) dst[i] = Op::apply(dst[i], b[i]);
+}
+
+inline size_t block_len(size_t count, size_t offset, size_t block) {
+  return count - offset < block ? count - offset : block;
+}
+
+// Types the CPU computes in directly: the integers, float32, float64.
+template <typename T>
+struct NativeFamily {
+  template <typename Op>
+  static void reduce(void* dst, const void* const* srcs, int nsrc, size_t count) {
+    if (count == 0) return;
+    T* d = static_cast<T*>(dst);
+    const auto src = [srcs](int s) { return static_cast<const T*>(srcs[s]); };
+    if (nsrc == 1) {
+      if (dst != srcs[0]) __builtin_memcpy(dst, srcs[0], count * sizeof(T));
+      return;
+    }
+    // In place (dst == srcs[0]) folds every other source into dst; otherwise
+    // the first pass over a block writes op(src0, src1). Either way no
+    // __restrict pointer aliases another.
+    const bool in_place = dst == srcs[0];
+    constexpr size_t kBlock = kBlockBytes / sizeof(T);
+    for (size_t off = 0; off < count; off += kBlock) {
+      const size_t n = block_len(count, off, kBlock);
+      int s = 1;
+      if (!in_place) {
+        combine<Op>(d + off, src(0) + off, src(1) + off, n);
+        s = 2;
+      }
+      for (; s < nsrc; ++s) combine_into<Op>(d + off, src(s) + off, n);
+    }
+  }
+
+  // Integers divide in a 64-bit type of the same signedness: truncation
+  // toward zero, and no overflow (divisor >= 1).
+  static void divide(void* dst, size_t count, int divisor) {
+    T* __restrict d = static_cast<T*>(dst);
+    if constexpr (std::is_integral_v<T>) {
+      using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+      const auto q = static_cast<Wide>(divisor);
+      for (size_t i = 0; i < count; ++i) d[i] = static_cast<T>(static_cast<Wide>(d[i]) / q);
+    } else {
+      const auto q = static_cast<T>(divisor);
+      for (size_t i = 0; i < count; ++i) d[i] = d[i] / q;
+    }
+  }
+};
+
+struct F16Format {
+  static void widen(const uint16_t* in, float* out, size_t n) { f16_widen(in, out, n); }
+  static void narrow(const float* in, uint16_t* out, size_t n) { f16_narrow(in, out, n); }
+};
+
+struct Bf16Format {
+  static void widen(const uint16_t* in, float* out, size_t n) { bf16_widen(in, out, n); }
+  static void narrow(const float* in, uint16_t* out, size_t n) { bf16_narrow(in, out, n); }
+};
+
+// float16 and bfloat16: widen a block into a float accumulator, fold the
+// other sources in float, round once when the block is written back.
+template <typename Format>
+struct HalfFamily {
+  template <typename Op>
+  static void reduce(void* dst, const void* const* srcs, int nsrc, size_t count) {
+    if (count == 0) return;
+    auto* d = static_cast<uint16_t*>(dst);
+    const auto src = [srcs](int s) { return static_cast<const uint16_t*>(srcs[s]); };
+    if (nsrc == 1) {
+      if (dst != srcs[0]) __builtin_memcpy(dst, srcs[0], count * sizeof(uint16_t));
+      return;
+    }
+    alignas(64) float acc[kHalfBlock];
+    alignas(64) float next[kHalfBlock];
+    for (size_t off = 0; off < count; off += kHalfBlock) {
+      const size_t n = block_len(count, off, kHalfBlock);
+      Format::widen(src(0) + off, acc, n);
+      for (int s = 1; s < nsrc; ++s) {
+        Format::widen(src(s) + off, next, n);
+        combine_into<Op>(acc, next, n);
+      }
+      Format::narrow(acc, d + off, n);
+    }
+  }
+
+  static void divide(void* dst, size_t count, int divisor) {
+    auto* d = static_cast<uint16_t*>(dst);
+    const auto q = static_cast<float>(divisor);
+    alignas(64) float acc[kHalfBlock];
+    for (size_t off = 0; off < count; off += kHalfBlock) {
+      const size_t n = block_len(count, off, kHalfBlock);
+      Format::widen(d + off, acc, n);
+      for (size_t i = 0; i < n; ++i) acc[i] = acc[i] / q;
+      Format::narrow(acc, d + off, n);
+    }
+  }
+};
+
+template <typename Family>
+constexpr void fill_row(KernelTable& table, DataType dtype) {
+  auto& row = table.reduce[static_cast<int>(dtype)];
+  row[static_cast<int>(ReduceOp::Sum)] = &Family::template reduce<SumOp>;
+  row[static_cast<int>(ReduceOp::Prod)] = &Family::template reduce<ProdOp>;
+  row[static_cast<int>(ReduceOp::Min)] = &Family::template reduce<MinOp>;
+  row[static_cast<int>(ReduceOp::Max)] = &Family::template reduce<MaxOp>;
+  row[static_cast<int>(ReduceOp::Avg)] = &Family::template reduce<SumOp>;  // divide() follows
+  table.divide[static_cast<int>(dtype)] = &Family::divide;
+}
+
+constexpr KernelTable make_table() {
+  KernelTable t{};
+  t.isa = SMDDP_KERNEL_NAME;
+  fill_row<NativeFamily<int8_t>>(t, DataType::Int8);
+  fill_row<NativeFamily<uint8_t>>(t, DataType::Uint8);
+  fill_row<NativeFamily<int32_t>>(t, DataType::Int32);
+  fill_row<NativeFamily<uint32_t>>(t, DataType::Uint32);
+  fill_row<NativeFamily<int64_t>>(t, DataType::Int64);
+  fill_row<NativeFamily<uint64_t>>(t, DataType::Uint64);
+  fill_row<HalfFamily<F16Format>>(t, DataType::Float16);
+  fill_row<HalfFamily<Bf16Format>>(t, DataType::Bfloat16);
+  fill_row<NativeFamily<float>>(t, DataType::Float32);
+  fill_row<NativeFamily<double>>(t, DataType::Float64);
+  t.f16_to_float = &f16_widen;
+  t.float_to_f16 = &f16_narrow;
+  t.bf16_to_float = &bf16_widen;
+  t.float_to_bf16 = &bf16_narrow;
+  return t;
+}
+
+}  // namespace
+
+// Constant-initialised: usable from any static constructor, no code runs.
+constexpr KernelTable kTable = make_table();
+
+}  // namespace smddp::kernels::SMDDP_KERNEL_NS

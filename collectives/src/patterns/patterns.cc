@@ -1,0 +1,65 @@
+#include "patterns/patterns.h"
+
+namespace smddp::patterns {
+
+int mod(int a, int n) { return ((a % n) + n) % n; }
+int ring_next(int me, int n) { return mod(me + 1, n); }
+int ring_prev(int me, int n) { return mod(me - 1, n); }
+
+int pow2_floor(int n) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+bool is_pow2(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+size_t Partition::offset(int i) const {
+  size_t base = total / parts;
+  size_t rem = total % parts;
+  size_t ii = static_cast<size_t>(i);
+  return ii * base + (ii < rem ? ii : rem);
+}
+
+size_t Partition::length(int i) const {
+  size_t base = total / parts;
+  size_t rem = total % parts;
+  return base + (static_cast<size_t>(i) < rem ? 1 : 0);
+}
+
+HalvingDoubling::HalvingDoubling(int n_) : n(n_), pof2(pow2_floor(n_)), extra(n_ - pow2_floor(n_)) {}
+
+int HalvingDoubling::virtual_rank(int rank) const {
+  if (rank < 2 * extra) return rank % 2 == 0 ? -1 : rank / 2;
+  return rank - extra;
+}
+
+int HalvingDoubling::real_rank(int v) const { return v < extra ? 2 * v + 1 : v + extra; }
+
+BinomialTree binomial_tree(int me, int root, int n) {
+  BinomialTree t;
+  int vr = mod(me - root, n);
+  int mask = 1;
+  while (mask < n) {
+    if (vr & mask) {
+      t.parent = mod(vr - mask + root, n);
+      break;
+    }
+    mask <<= 1;
+  }
+  // Children are vr + m for m below the lowest set bit (all m < n at the root).
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (vr + mask < n) t.children.push_back(mod(vr + mask + root, n));
+  }
+  return t;
+}
+
+int pairwise_send_peer(int me, int step, int n) { return mod(me + step, n); }
+int pairwise_recv_peer(int me, int step, int n) { return mod(me - step, n); }
+
+int dissemination_rounds(int n) {
+  int rounds = 0;
+  for (int d = 1; d < n; d <<= 1) ++rounds;
+  return rounds;
+}
+
+}  // namespace smddp::patterns

@@ -1,0 +1,68 @@
+// Pure rank arithmetic, no I/O: ring neighbours, block partitions,
+// halving-doubling partners, binomial trees. Ranks here are indices within a
+// group (0..n-1).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace smddp::patterns {
+
+int ring_next(int me, int n);
+int ring_prev(int me, int n);
+int mod(int a, int n);  // a mod n in [0, n), also for negative a
+
+// Largest power of two <= n (n >= 1).
+int pow2_floor(int n);
+bool is_pow2(int n);
+
+// A split of `total` elements into `parts` blocks. Balanced blocks differ by
+// at most one element, the first total % parts blocks being the longer ones;
+// equal blocks all have `total / parts` elements.
+struct Partition {
+  size_t total = 0;
+  int parts = 1;
+
+  static Partition balanced(size_t total, int parts) { return {total, parts}; }
+  static Partition equal(size_t block, int parts) { return {block * parts, parts}; }
+
+  size_t offset(int i) const;
+  size_t length(int i) const;
+  size_t max_length() const { return length(0); }
+};
+
+// Halving-doubling with the non-power-of-two fix-up (Rabenseifner): the
+// first 2*extra ranks pair up, even ranks hand their data to the odd one and
+// sit out; the remaining p = pow2_floor(n) ranks run the power-of-two
+// exchange under "virtual" ranks 0..p-1.
+struct HalvingDoubling {
+  int n = 1;
+  int pof2 = 1;
+  int extra = 0;  // n - pof2
+
+  explicit HalvingDoubling(int n);
+  // Virtual rank of `rank`, or -1 when it sits out.
+  int virtual_rank(int rank) const;
+  // Real rank of virtual rank v.
+  int real_rank(int v) const;
+  // The fix-up partner of a rank < 2*extra.
+  int fixup_partner(int rank) const { return rank ^ 1; }
+  bool sits_out(int rank) const { return rank < 2 * extra && rank % 2 == 0; }
+};
+
+// Binomial tree rooted at `root`: parent (-1 at the root) and children in the
+// order a broadcast sends to them (farthest subtree first).
+struct BinomialTree {
+  int parent = -1;
+  std::vector<int> children;
+};
+BinomialTree binomial_tree(int me, int root, int n);
+
+// Pairwise exchange step s (1..n-1): send to (me+s), receive from (me-s).
+int pairwise_send_peer(int me, int step, int n);
+int pairwise_recv_peer(int me, int step, int n);
+
+// Dissemination barrier round k: signal me + 2^k, wait for me - 2^k.
+int dissemination_rounds(int n);
+
+}  // namespace smddp::patterns

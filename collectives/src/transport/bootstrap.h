@@ -1,0 +1,51 @@
+// Bootstrap: how ranks find each other before any transport exists. The MPI
+// bootstrap uses MPI_COMM_WORLD; a TCP key-value store can stand in later.
+// Only the few operations the engine needs at setup time are here.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace smddp {
+
+class Transport;
+
+class Bootstrap {
+ public:
+  virtual ~Bootstrap() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Each rank contributes `bytes`; `out` receives size*bytes in rank order.
+  virtual void allgather(const void* in, void* out, size_t bytes) = 0;
+  virtual void barrier() = 0;
+  // An integer equal on ranks that can share memory, distinct otherwise.
+  virtual int shared_memory_key() = 0;
+  // The transport used between nodes when no faster one is configured.
+  virtual std::unique_ptr<Transport> make_network_transport() = 0;
+};
+
+std::unique_ptr<Bootstrap> make_mpi_bootstrap();
+
+// Who is where: built once from the bootstrap.
+struct Topology {
+  int rank = 0;
+  int size = 1;
+  int node = 0;
+  int num_nodes = 1;
+  int local_rank = 0;
+  int local_size = 1;
+  std::vector<std::string> hosts;            // by world rank
+  std::vector<int> pids;                     // by world rank
+  std::vector<int> node_of;                  // by world rank
+  std::vector<std::vector<int>> node_ranks;  // world ranks of each node, ascending
+
+  bool same_node(int peer) const { return node_of[peer] == node; }
+};
+
+// Gathers hosts, pids and nodes. ranks_per_node > 0 splits each real node
+// into virtual nodes of that many consecutive ranks.
+Topology discover_topology(Bootstrap& bootstrap, int ranks_per_node);
+
+}  // namespace smddp

@@ -1,0 +1,54 @@
+#include "transport/router.h"
+
+#include <cmath>
+
+#include "core/check.h"
+#include "smddp/error.h"
+
+namespace smddp {
+
+Router::Router(const Topology& topo, Transport* local, Transport* network) : topo_(topo) {
+  by_peer_.resize(topo.size, nullptr);
+  for (int p = 0; p < topo.size; ++p) {
+    by_peer_[p] = topo.same_node(p) && local ? local : network;
+  }
+  if (local) transports_.push_back(local);
+  if (network && network != local) transports_.push_back(network);
+}
+
+void Router::progress_all() {
+  for (Transport* t : transports_) t->progress();
+}
+
+void Router::wait(std::span<Request> requests, const WaitScope& scope) {
+  Backoff backoff;
+  for (;;) {
+    progress_all();
+    const Request* pending = nullptr;
+    for (const Request& r : requests) {
+      if (!r.done) {
+        pending = &r;
+        break;
+      }
+    }
+    if (!pending) return;
+    if (backoff.pause()) {
+      for (const Request& r : requests) {
+        if (!r.done) check_peer(r.peer);
+      }
+      if (scope.deadline.expired()) {
+        timed_out(scope, pending->peer,
+                  pending->kind == Request::Kind::Send ? "sending to" : "receiving from");
+      }
+    }
+  }
+}
+
+void Router::timed_out(const WaitScope& scope, int peer, std::string_view doing) const {
+  throw TimeoutError(std::string(scope.collective) + " timed out after " +
+                     std::to_string(static_cast<long>(std::lround(scope.timeout_seconds))) +
+                     " s " + std::string(doing) + " rank " + std::to_string(peer) + " on " +
+                     topo_.hosts[peer]);
+}
+
+}  // namespace smddp

@@ -1,0 +1,45 @@
+// Routes each peer to its transport (shm inside the node, the network
+// transport across nodes) and waits on requests with a deadline.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/wait.h"
+#include "transport/bootstrap.h"
+#include "transport/transport.h"
+
+namespace smddp {
+
+// What a wait is for, so a timeout can say which collective and peer.
+struct WaitScope {
+  std::string_view collective;
+  Deadline deadline;
+  double timeout_seconds = 0;
+};
+
+class Router {
+ public:
+  Router(const Topology& topo, Transport* local, Transport* network);
+
+  void post(Request& r) { transport_of(r.peer).post(r); }
+  // Progresses until every request is done; throws TimeoutError naming the
+  // first unfinished request's peer, or PeerLostError.
+  void wait(std::span<Request> requests, const WaitScope& scope);
+  // Throws when a local peer has died (used by other waiting loops too).
+  void check_peer(int peer) { transport_of(peer).check_peer(peer); }
+  [[noreturn]] void timed_out(const WaitScope& scope, int peer, std::string_view doing) const;
+
+  const Topology& topology() const { return topo_; }
+
+ private:
+  Transport& transport_of(int peer) { return *by_peer_[peer]; }
+  void progress_all();
+
+  const Topology& topo_;
+  std::vector<Transport*> by_peer_;
+  std::vector<Transport*> transports_;  // distinct ones
+};
+
+}  // namespace smddp

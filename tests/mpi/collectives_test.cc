@@ -1,0 +1,250 @@
+// Every collective x algorithm x dtype x op x count x placement against the
+// reference, on whatever rank count mpirun gives. Algorithms that decline the
+// topology (e.g. shm_direct across virtual nodes) are listed as declined; at
+// least one algorithm of each collective must run. Exit 0 only when every
+// element of every call matched.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "reference.h"
+#include "smddp/algorithms.h"
+#include "smddp/communicator.h"
+#include "smddp/error.h"
+
+using namespace smddp;
+
+namespace {
+
+struct Options {
+  std::vector<size_t> counts{0, 1, 7, 1000003};
+  uint64_t seed = 0;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  o.seed = 0x5eed0000ULL + static_cast<uint64_t>(std::time(nullptr) % 100000);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--counts" && i + 1 < argc) {
+      o.counts.clear();
+      std::stringstream ss(argv[++i]);
+      std::string c;
+      while (std::getline(ss, c, ',')) o.counts.push_back(std::stoull(c));
+    } else if (a == "--seed" && i + 1 < argc) {
+      o.seed = std::stoull(argv[++i]);
+    }
+  }
+  return o;
+}
+
+struct Case {
+  Collective coll;
+  std::string algorithm;
+  DataType dtype;
+  ReduceOp op;
+  size_t count;
+  bool in_place;
+  int root;
+};
+
+std::string describe(const Case& c, uint64_t seed) {
+  std::ostringstream s;
+  s << to_string(c.coll) << "/" << c.algorithm << " " << to_string(c.dtype) << " " << to_string(c.op)
+    << " count=" << c.count << (c.in_place ? " in-place" : " out-of-place") << " root=" << c.root
+    << " seed=" << seed;
+  return s.str();
+}
+
+class Runner {
+ public:
+  Runner(Communicator& comm, uint64_t seed) : comm_(comm), seed_(seed) {}
+
+  // Returns the number of wrong elements on this rank; throws UsageError on decline.
+  size_t run(const Case& c) {
+    const int n = comm_.size(), me = comm_.rank();
+    const size_t es = dtype_size(c.dtype);
+    BufferCounts bc = buffer_counts(c.coll, c.count, n);
+    std::vector<char> send(bc.send * es + 1), recv(bc.recv * es + 1);
+    // Inputs: each rank's vector, laid out as the collective reads it.
+    size_t in_first = 0;  // element index of send[0] in this rank's input stream
+    void* sendp = send.data();
+    void* recvp = recv.data();
+    switch (c.coll) {
+      case Collective::AllGather:
+        if (c.in_place) sendp = recv.data() + me * c.count * es;
+        break;
+      case Collective::ReduceScatter:
+        if (c.in_place) recvp = send.data() + me * c.count * es;
+        break;
+      default:
+        if (c.in_place) sendp = recv.data();
+    }
+    if (c.in_place && c.coll == Collective::AllGather) {
+      fill_input_to(sendp, me, in_first, c.count, c);
+    } else if (c.in_place && c.coll != Collective::ReduceScatter) {
+      fill_input_to(recv.data(), me, in_first, bc.send, c);
+    } else {
+      fill_input_to(send.data(), me, in_first, bc.send, c);
+    }
+    // Poison the output so untouched elements are caught.
+    if (!c.in_place) std::memset(recv.data(), 0xA5, recv.size());
+    CollectiveArgs args{c.coll, sendp, recvp, c.count, c.dtype, c.op, c.root};
+    comm_.run(args, CallOptions{c.algorithm});
+    return check(c, recvp);
+  }
+
+ private:
+  void fill_input_to(void* p, int rank, size_t first, size_t count, const Case& c) {
+    test::fill_input(p, seed_, rank, first, count, c.dtype, c.op);
+  }
+
+  size_t check(const Case& c, const void* out) {
+    const int n = comm_.size(), me = comm_.rank();
+    size_t wrong = 0;
+    auto input_ok = [&](size_t i, int rank, size_t index) {
+      return test::matches_input(out, i, c.dtype, seed_, rank, index, c.op);
+    };
+    auto reduced_ok = [&](size_t i, size_t index) {
+      return test::matches_reduction(out, i, c.dtype, c.op, n, expected(c, index));
+    };
+    switch (c.coll) {
+      case Collective::AllReduce:
+        for (size_t i = 0; i < c.count; ++i) wrong += !reduced_ok(i, i);
+        break;
+      case Collective::Reduce:
+        if (me == c.root) {
+          for (size_t i = 0; i < c.count; ++i) wrong += !reduced_ok(i, i);
+        }
+        break;
+      case Collective::ReduceScatter:
+        for (size_t i = 0; i < c.count; ++i) wrong += !reduced_ok(i, me * c.count + i);
+        break;
+      case Collective::AllGather:
+        for (int r = 0; r < n; ++r) {
+          for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(r * c.count + i, r, i);
+        }
+        break;
+      case Collective::Broadcast:
+        for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(i, c.root, i);
+        break;
+      case Collective::AllToAll:
+        for (int r = 0; r < n; ++r) {
+          for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(r * c.count + i, r, me * c.count + i);
+        }
+        break;
+      case Collective::Barrier:
+        break;
+    }
+    return wrong;
+  }
+
+  // The reference for one element, cached for the current (dtype, op):
+  // every algorithm and placement of it checks against the same values.
+  const test::Expected& expected(const Case& c, size_t index) {
+    if (c.dtype != cached_dtype_ || c.op != cached_op_) {
+      cache_.clear();
+      filled_.clear();
+      cached_dtype_ = c.dtype;
+      cached_op_ = c.op;
+    }
+    if (index >= cache_.size()) {
+      cache_.resize(index + 1);
+      filled_.resize(index + 1, false);
+    }
+    if (!filled_[index]) {
+      cache_[index] = test::reduce_reference(seed_, comm_.size(), index, c.dtype, c.op);
+      filled_[index] = true;
+    }
+    return cache_[index];
+  }
+
+  Communicator& comm_;
+  uint64_t seed_;
+  DataType cached_dtype_ = DataType::Uint8;
+  ReduceOp cached_op_ = ReduceOp::Sum;
+  std::vector<test::Expected> cache_;
+  std::vector<bool> filled_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  Options opt = parse(argc, argv);
+  MPI_Bcast(&opt.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  int failures = 0;
+  {
+    auto comm = Communicator::create_from_mpi();
+    const int n = comm->size();
+    Runner runner(*comm, opt.seed);
+    size_t cases = 0;
+    std::set<std::string> ran, declined;
+    // Algorithms innermost, so the reference of one (dtype, op, count) is
+    // computed once and shared by every algorithm and placement.
+    for (Collective coll : all_collectives()) {
+      const bool reduces = collective_reduces(coll);
+      std::vector<DataType> dtypes(all_dtypes().begin(), all_dtypes().end());
+      std::vector<ReduceOp> ops = reduces ? std::vector<ReduceOp>(all_ops().begin(), all_ops().end())
+                                          : std::vector<ReduceOp>{ReduceOp::Sum};
+      if (coll == Collective::Barrier) dtypes = {DataType::Uint8};
+      std::vector<int> roots = collective_has_root(coll) ? std::vector<int>{0, n - 1} : std::vector<int>{0};
+      for (size_t count : coll == Collective::Barrier ? std::vector<size_t>{0} : opt.counts) {
+        for (DataType dt : dtypes) {
+          for (ReduceOp op : ops) {
+            for (const AlgorithmInfo& algo : list_algorithms()) {
+              const std::string key = std::string(to_string(coll)) + "/" + std::string(algo.name);
+              if (algo.collective != coll || declined.count(key)) continue;
+              for (bool in_place : {false, true}) {
+                for (int root : roots) {
+                  Case c{coll, std::string(algo.name), dt, op, count, in_place, root};
+                  size_t wrong = 0;
+                  try {
+                    wrong = runner.run(c);
+                  } catch (const UsageError& e) {
+                    // The same on every rank: it depends on the topology only.
+                    if (declined.insert(key).second && comm->rank() == 0) {
+                      std::printf("declined: %s: %s\n", key.c_str(), e.what());
+                    }
+                    break;
+                  }
+                  ++cases;
+                  ran.insert(std::string(to_string(coll)));
+                  unsigned long long total = wrong;
+                  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+                  if (total) {
+                    ++failures;
+                    if (comm->rank() == 0) {
+                      std::printf("FAIL: %s: %llu wrong elements\n", describe(c, opt.seed).c_str(), total);
+                    }
+                  }
+                }
+                if (declined.count(key)) break;
+              }
+            }
+          }
+        }
+      }
+    }
+    for (Collective c : all_collectives()) {
+      if (!ran.count(std::string(to_string(c)))) {
+        ++failures;
+        if (comm->rank() == 0) std::printf("FAIL: no algorithm ran %s\n", std::string(to_string(c)).c_str());
+      }
+    }
+    if (comm->rank() == 0) {
+      std::printf("%d ranks (%d nodes): %zu cases, %zu algorithms declined, %d failed, seed %llu\n", n,
+                  comm->num_nodes(), cases, declined.size(), failures,
+                  static_cast<unsigned long long>(opt.seed));
+    }
+  }
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}

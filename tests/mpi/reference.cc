@@ -1,0 +1,214 @@
+#include "reference.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace smddp::test {
+namespace {
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+uint64_t raw(uint64_t seed, int rank, size_t index) {
+  return mix(seed ^ mix(static_cast<uint64_t>(rank) * 0x100000001b3ULL + index));
+}
+
+uint16_t float_to_half_exact(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  uint32_t sign = (b >> 16) & 0x8000;
+  if ((b & 0x7fffffff) == 0) return static_cast<uint16_t>(sign);
+  int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+  return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ff));
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  float v;
+  if (exp == 0) {
+    v = std::ldexp(static_cast<float>(man), -24);
+  } else if (exp == 31) {
+    v = man ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(static_cast<float>(man | 0x400), static_cast<int>(exp) - 25);
+  }
+  uint32_t b;
+  std::memcpy(&b, &v, 4);
+  b |= sign;
+  std::memcpy(&v, &b, 4);
+  return v;
+}
+
+float bf16_to_float(uint16_t h) {
+  uint32_t b = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+uint64_t dtype_mask(DataType t) {
+  size_t bits = dtype_size(t) * 8;
+  return bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+}
+
+bool is_signed(DataType t) {
+  return t == DataType::Int8 || t == DataType::Int32 || t == DataType::Int64;
+}
+
+// Sign-extends the dtype's bits to int64.
+int64_t as_signed(uint64_t bits, DataType t) {
+  size_t width = dtype_size(t) * 8;
+  if (width == 64) return static_cast<int64_t>(bits);
+  uint64_t sign = 1ULL << (width - 1);
+  return static_cast<int64_t>((bits ^ sign) - sign);
+}
+
+}  // namespace
+
+double input_value(uint64_t seed, int rank, size_t index, DataType dtype, ReduceOp op) {
+  uint64_t r = raw(seed, rank, index);
+  if (!dtype_is_float(dtype)) return 0;
+  if (op == ReduceOp::Prod) return (128.0 + static_cast<double>(r % 33) - 16.0) / 128.0;  // [0.875, 1.125]
+  return (static_cast<double>(r % 257) - 128.0) / 128.0;  // [-1, 1], never all zeros
+}
+
+void fill_input(void* out, uint64_t seed, int rank, size_t first, size_t count, DataType dtype,
+                ReduceOp op) {
+  char* p = static_cast<char*>(out);
+  const size_t es = dtype_size(dtype);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t index = first + i;
+    char* dst = p + i * es;
+    switch (dtype) {
+      case DataType::Float16: {
+        uint16_t h = float_to_half_exact(static_cast<float>(input_value(seed, rank, index, dtype, op)));
+        std::memcpy(dst, &h, 2);
+        break;
+      }
+      case DataType::Bfloat16: {
+        float f = static_cast<float>(input_value(seed, rank, index, dtype, op));
+        uint32_t b;
+        std::memcpy(&b, &f, 4);
+        uint16_t h = static_cast<uint16_t>(b >> 16);
+        std::memcpy(dst, &h, 2);
+        break;
+      }
+      case DataType::Float32: {
+        float f = static_cast<float>(input_value(seed, rank, index, dtype, op));
+        std::memcpy(dst, &f, 4);
+        break;
+      }
+      case DataType::Float64: {
+        double d = input_value(seed, rank, index, dtype, op);
+        std::memcpy(dst, &d, 8);
+        break;
+      }
+      default: {
+        uint64_t bits = raw(seed, rank, index);
+        std::memcpy(dst, &bits, es);  // little-endian: the low bytes
+      }
+    }
+  }
+}
+
+double read_float(const void* buf, size_t i, DataType dtype) {
+  const char* p = static_cast<const char*>(buf) + i * dtype_size(dtype);
+  uint16_t h;
+  switch (dtype) {
+    case DataType::Float16:
+      std::memcpy(&h, p, 2);
+      return half_to_float(h);
+    case DataType::Bfloat16:
+      std::memcpy(&h, p, 2);
+      return bf16_to_float(h);
+    case DataType::Float32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    default: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+  }
+}
+
+uint64_t read_bits(const void* buf, size_t i, DataType dtype) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, static_cast<const char*>(buf) + i * dtype_size(dtype), dtype_size(dtype));
+  return bits;
+}
+
+Expected reduce_reference(uint64_t seed, int nranks, size_t index, DataType dtype, ReduceOp op) {
+  Expected e;
+  if (dtype_is_float(dtype)) {
+    for (int r = 0; r < nranks; ++r) {
+      double x = input_value(seed, r, index, dtype, op);
+      e.magnitude += std::fabs(x);
+      if (r == 0) {
+        e.value = x;
+        continue;
+      }
+      switch (op) {
+        case ReduceOp::Sum:
+        case ReduceOp::Avg: e.value += x; break;
+        case ReduceOp::Prod: e.value *= x; break;
+        case ReduceOp::Min: e.value = std::min(e.value, x); break;
+        case ReduceOp::Max: e.value = std::max(e.value, x); break;
+      }
+    }
+    if (op == ReduceOp::Avg) e.value /= nranks;
+    return e;
+  }
+  const uint64_t mask = dtype_mask(dtype);
+  const bool sign = is_signed(dtype);
+  uint64_t acc = raw(seed, 0, index) & mask;
+  for (int r = 1; r < nranks; ++r) {
+    uint64_t x = raw(seed, r, index) & mask;
+    switch (op) {
+      case ReduceOp::Sum:
+      case ReduceOp::Avg: acc = (acc + x) & mask; break;
+      case ReduceOp::Prod: acc = (acc * x) & mask; break;
+      case ReduceOp::Min:
+        acc = sign ? (as_signed(x, dtype) < as_signed(acc, dtype) ? x : acc) : std::min(acc, x);
+        break;
+      case ReduceOp::Max:
+        acc = sign ? (as_signed(x, dtype) > as_signed(acc, dtype) ? x : acc) : std::max(acc, x);
+        break;
+    }
+  }
+  if (op == ReduceOp::Avg) {
+    acc = sign ? static_cast<uint64_t>(as_signed(acc, dtype) / nranks) & mask : acc / nranks;
+  }
+  e.bits = acc;
+  return e;
+}
+
+bool matches_reduction(const void* buf, size_t i, DataType dtype, ReduceOp op, int nranks,
+                       const Expected& e) {
+  if (!dtype_is_float(dtype)) return read_bits(buf, i, dtype) == e.bits;
+  double got = read_float(buf, i, dtype);
+  double eps = dtype == DataType::Float16    ? 1.0 / 1024
+               : dtype == DataType::Bfloat16 ? 1.0 / 128
+               : dtype == DataType::Float32  ? 1.2e-7
+                                             : 2.3e-16;
+  double scale = op == ReduceOp::Prod ? std::fabs(e.value) : e.magnitude;
+  if (op == ReduceOp::Avg) scale /= nranks;
+  double tol = eps * (nranks + 1) * (scale + std::fabs(e.value));
+  return std::fabs(got - e.value) <= tol;
+}
+
+bool matches_input(const void* buf, size_t i, DataType dtype, uint64_t seed, int rank,
+                   size_t index, ReduceOp op) {
+  if (!dtype_is_float(dtype)) {
+    return read_bits(buf, i, dtype) == (raw(seed, rank, index) & dtype_mask(dtype));
+  }
+  return read_float(buf, i, dtype) == input_value(seed, rank, index, dtype, op);
+}
+
+}  // namespace smddp::test
