@@ -115,9 +115,9 @@ void register_benchmarks() {
     for (DataType dtype : kDtypes) {
       for (ReduceOp op : kOps) {
         for (int nsrc : kSourceCounts) {
-          const std::string name = "reduce/" + std::string(isa) + "/" +
-                                   std::string(smddp::to_string(dtype)) + "/" +
-                                   std::string(smddp::to_string(op)) + "/src:" + std::to_string(nsrc);
+          const std::string name =
+              "reduce/" + std::string(isa) + "/" + std::string(smddp::to_string(dtype)) + "/" +
+              std::string(smddp::to_string(op)) + "/src:" + std::to_string(nsrc);
           benchmark::RegisterBenchmark(name.c_str(), reduce_benchmark, table, dtype, op, nsrc)
               ->RangeMultiplier(4)
               ->Range(kMinBytes, kMaxBytes);

@@ -7,6 +7,8 @@
 // of every representable magnitude (ties to the even encoding). It follows
 // the documented order of operations, so results must match bit for bit;
 // the only freedom allowed is which NaN a NaN result is.
+#include "smddp/reduce.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,7 +24,6 @@
 #include <vector>
 
 #include "kernels/kernels.h"
-#include "smddp/reduce.h"
 #include "smddp/types.h"
 
 namespace smddp {
@@ -118,16 +119,22 @@ using F32 = Elem<float, float, DataType::Float32>;
 
 template <typename E>
 typename E::Compute widen(typename E::Store s) {
-  if constexpr (E::kType == DataType::Float16) return ref_f16_to_float(s);
-  else if constexpr (E::kType == DataType::Bfloat16) return ref_bf16_to_float(s);
-  else return s;
+  if constexpr (E::kType == DataType::Float16)
+    return ref_f16_to_float(s);
+  else if constexpr (E::kType == DataType::Bfloat16)
+    return ref_bf16_to_float(s);
+  else
+    return s;
 }
 
 template <typename E>
 typename E::Store narrow(typename E::Compute c) {
-  if constexpr (E::kType == DataType::Float16) return ref_narrow(f16_mags(), c);
-  else if constexpr (E::kType == DataType::Bfloat16) return ref_narrow(bf16_mags(), c);
-  else return c;
+  if constexpr (E::kType == DataType::Float16)
+    return ref_narrow(f16_mags(), c);
+  else if constexpr (E::kType == DataType::Bfloat16)
+    return ref_narrow(bf16_mags(), c);
+  else
+    return c;
 }
 
 template <typename C>
@@ -135,18 +142,26 @@ C ref_op(ReduceOp op, C a, C b) {
   if constexpr (std::is_integral_v<C>) {
     const auto wa = static_cast<uint64_t>(a), wb = static_cast<uint64_t>(b);
     switch (op) {
-      case ReduceOp::Prod: return static_cast<C>(wa * wb);
-      case ReduceOp::Min: return std::min(a, b);
-      case ReduceOp::Max: return std::max(a, b);
-      default: return static_cast<C>(wa + wb);
+      case ReduceOp::Prod:
+        return static_cast<C>(wa * wb);
+      case ReduceOp::Min:
+        return std::min(a, b);
+      case ReduceOp::Max:
+        return std::max(a, b);
+      default:
+        return static_cast<C>(wa + wb);
     }
   } else {
     const bool any_nan = std::isnan(a) || std::isnan(b);
     switch (op) {
-      case ReduceOp::Prod: return a * b;
-      case ReduceOp::Min: return any_nan ? NAN : (a < b ? a : b);  // ties: second
-      case ReduceOp::Max: return any_nan ? NAN : (a > b ? a : b);
-      default: return a + b;
+      case ReduceOp::Prod:
+        return a * b;
+      case ReduceOp::Min:
+        return any_nan ? NAN : (a < b ? a : b);  // ties: second
+      case ReduceOp::Max:
+        return any_nan ? NAN : (a > b ? a : b);
+      default:
+        return a + b;
     }
   }
 }
@@ -194,14 +209,14 @@ typename E::Store random_value(std::mt19937_64& rng) {
     const uint16_t mant_mask = f16 ? 0x3ff : 0x7f;
     const int mant_bits = f16 ? 10 : 7;
     const int bias = f16 ? 15 : 127;
-    if (pick < 3) return r;                                            // any encoding
+    if (pick < 3) return r;                                                 // any encoding
     if (pick == 3) return static_cast<uint16_t>(r & (0x8000 | mant_mask));  // subnormal
     if (pick == 4) return static_cast<uint16_t>((r & 0x8000) | (f16 ? 0x7c00 : 0x7f80));  // inf
     const int exp = bias - 4 + static_cast<int>((bits >> 40) % 9);
     return static_cast<uint16_t>((r & (0x8000 | mant_mask)) | (exp << mant_bits));
   } else if constexpr (std::is_floating_point_v<S>) {
-    const S specials[] = {L::quiet_NaN(), L::infinity(), -L::infinity(), L::denorm_min() * 3,
-                          -L::denorm_min(), S(-0.0), L::max(), L::min()};
+    const S specials[] = {L::quiet_NaN(),   L::infinity(), -L::infinity(), L::denorm_min() * 3,
+                          -L::denorm_min(), S(-0.0),       L::max(),       L::min()};
     if (pick < 2) return specials[(bits >> 8) % 8];
     const double unit = static_cast<double>(bits >> 11) * 0x1p-53;  // [0, 1)
     return static_cast<S>(std::ldexp(unit * 4 - 2, static_cast<int>((bits >> 4) % 9) - 4));
@@ -311,8 +326,9 @@ void check_divide() {
       for (const Path& path : paths()) {
         std::vector<S> out = values;
         run_divide(path, out.data() + 1, count, E::kType, divisor);
-        expect_same<E>(want, out.data() + 1,
-                       path.name + " / " + std::to_string(divisor) + " count " + std::to_string(count));
+        expect_same<E>(
+            want, out.data() + 1,
+            path.name + " / " + std::to_string(divisor) + " count " + std::to_string(count));
         EXPECT_TRUE(same<E>(out[0], values[0])) << path.name << ": wrote outside";
       }
     }
@@ -322,16 +338,26 @@ void check_divide() {
 template <typename F>
 void with_elem(DataType dt, F&& f) {
   switch (dt) {
-    case DataType::Int8: return f(Elem<int8_t, int8_t, DataType::Int8>{});
-    case DataType::Uint8: return f(Elem<uint8_t, uint8_t, DataType::Uint8>{});
-    case DataType::Int32: return f(Elem<int32_t, int32_t, DataType::Int32>{});
-    case DataType::Uint32: return f(Elem<uint32_t, uint32_t, DataType::Uint32>{});
-    case DataType::Int64: return f(Elem<int64_t, int64_t, DataType::Int64>{});
-    case DataType::Uint64: return f(Elem<uint64_t, uint64_t, DataType::Uint64>{});
-    case DataType::Float16: return f(F16{});
-    case DataType::Bfloat16: return f(BF16{});
-    case DataType::Float32: return f(F32{});
-    case DataType::Float64: return f(Elem<double, double, DataType::Float64>{});
+    case DataType::Int8:
+      return f(Elem<int8_t, int8_t, DataType::Int8>{});
+    case DataType::Uint8:
+      return f(Elem<uint8_t, uint8_t, DataType::Uint8>{});
+    case DataType::Int32:
+      return f(Elem<int32_t, int32_t, DataType::Int32>{});
+    case DataType::Uint32:
+      return f(Elem<uint32_t, uint32_t, DataType::Uint32>{});
+    case DataType::Int64:
+      return f(Elem<int64_t, int64_t, DataType::Int64>{});
+    case DataType::Uint64:
+      return f(Elem<uint64_t, uint64_t, DataType::Uint64>{});
+    case DataType::Float16:
+      return f(F16{});
+    case DataType::Bfloat16:
+      return f(BF16{});
+    case DataType::Float32:
+      return f(F32{});
+    case DataType::Float64:
+      return f(Elem<double, double, DataType::Float64>{});
   }
   FAIL() << "unknown dtype";
 }
@@ -345,14 +371,14 @@ TEST_P(ReduceTest, MatchesReferenceOnEveryPath) {
   with_elem(dtype, [op = op](auto elem) { check_reduce<decltype(elem)>(op); });
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllTypesAndOps, ReduceTest,
-    testing::Combine(testing::ValuesIn(all_dtypes().begin(), all_dtypes().end()),
-                     testing::ValuesIn(all_ops().begin(), all_ops().end())),
-    [](const auto& info) {
-      return std::string(to_string(std::get<0>(info.param))) + "_" +
-             std::string(to_string(std::get<1>(info.param)));
-    });
+INSTANTIATE_TEST_SUITE_P(AllTypesAndOps, ReduceTest,
+                         testing::Combine(testing::ValuesIn(all_dtypes().begin(),
+                                                            all_dtypes().end()),
+                                          testing::ValuesIn(all_ops().begin(), all_ops().end())),
+                         [](const auto& info) {
+                           return std::string(to_string(std::get<0>(info.param))) + "_" +
+                                  std::string(to_string(std::get<1>(info.param)));
+                         });
 
 class DivideTest : public testing::TestWithParam<DataType> {};
 
@@ -368,8 +394,13 @@ INSTANTIATE_TEST_SUITE_P(AllTypes, DivideTest,
 // portable path (bits, NaN payloads included), over every 16-bit encoding,
 // every rounding midpoint and its neighbours, and random float bit patterns.
 std::vector<float> narrowing_inputs(const Magnitudes& mags, std::mt19937_64& rng) {
-  std::vector<float> in = {NAN, INFINITY, -INFINITY, std::numeric_limits<float>::max(),
-                           std::numeric_limits<float>::denorm_min(), 0.0f, -0.0f};
+  std::vector<float> in = {NAN,
+                           INFINITY,
+                           -INFINITY,
+                           std::numeric_limits<float>::max(),
+                           std::numeric_limits<float>::denorm_min(),
+                           0.0f,
+                           -0.0f};
   for (size_t k = 0; k + 1 < mags.size(); ++k) {
     const auto mid = static_cast<float>((mags[k] + mags[k + 1]) / 2);  // exact in float
     for (float x : {static_cast<float>(mags[k]), mid, std::nextafter(mid, 0.0f),
@@ -410,7 +441,8 @@ void check_conversions(kernels::WidenFn KernelTable::*widen_fn,
     (path.table->*narrow_fn)(floats.data(), narrowed.data(), floats.size());
     expect_same<F32>(want_widened, widened.data(), what + " widen");
     expect_same<E>(want_narrowed, narrowed.data(), what + " narrow");
-    EXPECT_EQ(std::memcmp(widened.data(), portable_widened.data(), widened.size() * sizeof(float)), 0)
+    EXPECT_EQ(std::memcmp(widened.data(), portable_widened.data(), widened.size() * sizeof(float)),
+              0)
         << what << ": widening differs in bits from the portable path";
     EXPECT_EQ(narrowed, portable_narrowed) << what << ": narrowing differs from the portable path";
   }
@@ -420,7 +452,8 @@ TEST(ReduceConversions, EveryPathMatchesReferenceAndPortableBits) {
   SCOPED_TRACE("seed " + std::to_string(kSeed));
   std::mt19937_64 rng(kSeed);
   check_conversions<F16>(&KernelTable::f16_to_float, &KernelTable::float_to_f16, f16_mags(), rng);
-  check_conversions<BF16>(&KernelTable::bf16_to_float, &KernelTable::float_to_bf16, bf16_mags(), rng);
+  check_conversions<BF16>(&KernelTable::bf16_to_float, &KernelTable::float_to_bf16, bf16_mags(),
+                          rng);
 }
 
 const KernelTable* best_supported() {

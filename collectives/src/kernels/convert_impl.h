@@ -134,7 +134,7 @@ uint16_t float_to_f16(float f) {
   // Subnormal half: round mag * 2^24 = m * 2^(e-126) to an integer, ties to even.
   const uint32_t e = mag >> 23;
   const uint32_t shift = 126 - e;  // >= 14 here
-  if (shift > 24) return sign;  // below half the smallest subnormal, or a float subnormal
+  if (shift > 24) return sign;     // below half the smallest subnormal, or a float subnormal
   const uint32_t m = (mag & 0x7fffffu) | 0x800000u;
   uint32_t r = m >> shift;
   const uint32_t rest = m & ((1u << shift) - 1);

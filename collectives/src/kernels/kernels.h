@@ -34,9 +34,15 @@ struct KernelTable {
   NarrowFn float_to_bf16;
 };
 
-namespace generic { extern const KernelTable kTable; }
-namespace avx2 { extern const KernelTable kTable; }
-namespace avx512 { extern const KernelTable kTable; }
+namespace generic {
+extern const KernelTable kTable;
+}
+namespace avx2 {
+extern const KernelTable kTable;
+}
+namespace avx512 {
+extern const KernelTable kTable;
+}
 
 // The table for `isa`, or nullptr when the name is unknown or the CPU lacks it.
 const KernelTable* kernel_table(std::string_view isa);

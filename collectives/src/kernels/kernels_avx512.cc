@@ -1,6 +1,7 @@
-// The AVX-512 path (F, BW, VL, DQ; BF16 is required by the dispatcher so that
-// the path means one CPU generation, though the kernels do not use it: see
-// convert_impl.h). CMake compiles this file alone with the AVX-512 flags.
+// The AVX-512 path. CMake compiles this file alone with -mavx512f/bw/vl/dq/bf16
+// (and AVX2, FMA, F16C); the dispatcher requires every one of those features,
+// since the compiler may use any of them. The kernels call no BF16
+// instruction themselves (see convert_impl.h).
 #if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512VL__) || !defined(__F16C__)
 #error "kernels_avx512.cc must be compiled with -mavx512f -mavx512bw -mavx512vl -mf16c"
 #endif

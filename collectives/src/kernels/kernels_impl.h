@@ -34,7 +34,8 @@ constexpr size_t kHalfBlock = kBlockBytes / sizeof(float);
 
 // Unsigned arithmetic type for T: no integer promotion to a signed int.
 template <typename T>
-using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+using WrapType =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 struct SumOp {
   template <typename T>

@@ -1,0 +1,30 @@
+// A backend runs one collective call on buffers the harness owns. The same
+// harness drives every backend on the same sizes, so rows compare directly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "smddp/communicator.h"
+
+namespace smddp::bench {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // Runs one call (NCCL count and in-place conventions); throws smddp::Error.
+  virtual void run(const CollectiveArgs& args) = 0;
+  // The algorithm that ran the last call.
+  virtual std::string algorithm() const = 0;
+  // Waits until the calls issued so far are complete (device backends).
+  virtual void sync() {}
+  // A collective-free barrier for lining up ranks between rows.
+  virtual void barrier() = 0;
+};
+
+std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::string& algorithm);
+std::unique_ptr<Backend> make_mpi_backend();
+
+}  // namespace smddp::bench

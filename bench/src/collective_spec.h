@@ -1,0 +1,29 @@
+// How each collective plugs into the harness (after nccl-tests): the counts
+// its buffers need for a row size, and its bus-bandwidth factor.
+//
+// busbw = algbw * factor, where algbw = size / time and the factor is
+//   allreduce 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n;
+//   broadcast, reduce 1; barrier 0 (latency only).
+#pragma once
+
+#include <cstddef>
+
+#include "smddp/types.h"
+
+namespace smddp::bench {
+
+struct RowCounts {
+  size_t count = 0;  // the count argument of the call (NCCL convention)
+  size_t send = 0;   // elements of the send buffer
+  size_t recv = 0;   // elements of the receive buffer
+  size_t bytes = 0;  // the row's size: the larger buffer, after rounding
+  size_t elements = 0;  // the row's count column: elements of the larger buffer
+};
+
+// Rounds `bytes` down to whole elements, and to a multiple of the rank count
+// where the collective splits the buffer (as nccl-tests does).
+RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks);
+
+double bus_factor(Collective c, int nranks);
+
+}  // namespace smddp::bench

@@ -1,0 +1,150 @@
+#include "data.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "smddp/reduce.h"
+
+namespace smddp::bench {
+namespace {
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool is_unsigned(DataType t) {
+  return t == DataType::Uint8 || t == DataType::Uint32 || t == DataType::Uint64;
+}
+
+// Input `index` of `rank`, small enough for every dtype and rank count.
+double input(const DataSpec& s, int rank, size_t index) {
+  uint64_t h = mix(s.seed ^ mix((static_cast<uint64_t>(rank) << 40) + index));
+  switch (s.op) {
+    case ReduceOp::Prod:
+      // Exactly one rank contributes 2, the others +-1 (1 for unsigned).
+      if (index % static_cast<size_t>(s.nranks) == static_cast<size_t>(rank)) return 2;
+      return (is_unsigned(s.dtype) || (h & 1)) ? 1 : -1;
+    case ReduceOp::Min:
+    case ReduceOp::Max:
+      return is_unsigned(s.dtype) ? static_cast<double>(h % 17) : static_cast<double>(h % 17) - 8;
+    default:
+      return is_unsigned(s.dtype) ? static_cast<double>(h % 3) : static_cast<double>(h % 5) - 2;
+  }
+}
+
+// Small integers and 2^k are exact in every float type: store by bits.
+void store(void* p, size_t i, DataType t, double v) {
+  char* dst = static_cast<char*>(p) + i * dtype_size(t);
+  switch (t) {
+    case DataType::Int8: { int8_t x = static_cast<int8_t>(v); std::memcpy(dst, &x, 1); break; }
+    case DataType::Uint8: { uint8_t x = static_cast<uint8_t>(v); std::memcpy(dst, &x, 1); break; }
+    case DataType::Int32: { int32_t x = static_cast<int32_t>(v); std::memcpy(dst, &x, 4); break; }
+    case DataType::Uint32: { uint32_t x = static_cast<uint32_t>(v); std::memcpy(dst, &x, 4); break; }
+    case DataType::Int64: { int64_t x = static_cast<int64_t>(v); std::memcpy(dst, &x, 8); break; }
+    case DataType::Uint64: { uint64_t x = static_cast<uint64_t>(v); std::memcpy(dst, &x, 8); break; }
+    case DataType::Float32: { float x = static_cast<float>(v); std::memcpy(dst, &x, 4); break; }
+    case DataType::Float64: std::memcpy(dst, &v, 8); break;
+    case DataType::Bfloat16: {
+      float f = static_cast<float>(v);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      uint16_t h = static_cast<uint16_t>(b >> 16);  // exact for these values
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+    case DataType::Float16: {
+      float f = static_cast<float>(v);
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      uint16_t h = static_cast<uint16_t>((b >> 16) & 0x8000);
+      if ((b & 0x7fffffff) != 0) {
+        int e = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+        h = static_cast<uint16_t>(h | (e << 10) | ((b >> 13) & 0x3ff));
+      }
+      std::memcpy(dst, &h, 2);
+      break;
+    }
+  }
+}
+
+// The exact reduction of element `index` over all ranks, before any avg.
+double combined(const DataSpec& s, size_t index) {
+  double acc = input(s, 0, index);
+  for (int r = 1; r < s.nranks; ++r) {
+    double x = input(s, r, index);
+    switch (s.op) {
+      case ReduceOp::Prod: acc *= x; break;
+      case ReduceOp::Min: acc = std::min(acc, x); break;
+      case ReduceOp::Max: acc = std::max(acc, x); break;
+      default: acc += x;
+    }
+  }
+  return acc;
+}
+
+// Compares `count` outputs at `out` with value(first + i).
+template <typename Value>
+size_t compare(const DataSpec& s, const void* out, size_t first, size_t count, Value value) {
+  const size_t es = dtype_size(s.dtype);
+  constexpr size_t kBlock = 4096;
+  std::vector<char> expected(kBlock * es);
+  size_t wrong = 0;
+  for (size_t base = 0; base < count; base += kBlock) {
+    size_t n = std::min(kBlock, count - base);
+    for (size_t i = 0; i < n; ++i) store(expected.data(), i, s.dtype, value(first + base + i));
+    if (s.op == ReduceOp::Avg && collective_reduces(s.collective)) {
+      divide(expected.data(), n, s.dtype, s.nranks);  // the same single rounding
+    }
+    const char* got = static_cast<const char*>(out) + base * es;
+    if (std::memcmp(got, expected.data(), n * es) == 0) continue;
+    for (size_t i = 0; i < n; ++i) wrong += std::memcmp(got + i * es, expected.data() + i * es, es) != 0;
+  }
+  return wrong;
+}
+
+}  // namespace
+
+void fill_send(const DataSpec& s, int rank, void* buf, size_t count) {
+  for (size_t i = 0; i < count; ++i) store(buf, i, s.dtype, input(s, rank, i));
+}
+
+size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count) {
+  const int n = s.nranks;
+  const size_t es = dtype_size(s.dtype);
+  auto at = [es](const void* p, size_t elements) { return static_cast<const char*>(p) + elements * es; };
+  switch (s.collective) {
+    case Collective::AllReduce:
+      return compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); });
+    case Collective::Reduce:
+      return rank == s.root ? compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); }) : 0;
+    case Collective::ReduceScatter: {
+      // Output element i is input element rank*count + i.
+      return compare(s, recv, rank * count, count, [&](size_t i) { return combined(s, i); });
+    }
+    case Collective::AllGather: {
+      size_t wrong = 0;
+      for (int r = 0; r < n; ++r) {
+        wrong += compare(s, at(recv, r * count), 0, count, [&](size_t i) { return input(s, r, i); });
+      }
+      return wrong;
+    }
+    case Collective::Broadcast:
+      return compare(s, recv, 0, count, [&](size_t i) { return input(s, s.root, i); });
+    case Collective::AllToAll: {
+      size_t wrong = 0;
+      for (int r = 0; r < n; ++r) {
+        wrong += compare(s, at(recv, r * count), rank * count, count, [&](size_t i) { return input(s, r, i); });
+      }
+      return wrong;
+    }
+    case Collective::Barrier:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace smddp::bench

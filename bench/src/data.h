@@ -1,0 +1,31 @@
+// Data that checks itself. Inputs come from (seed, rank, index) and are
+// small integers (or +-1 and 2 for prod), so every dtype holds them and
+// every reduction order gives the same, exact result; the expected output
+// is then computed per element and compared bit for bit (avg: the sum
+// divided once, rounded in the dtype).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "smddp/types.h"
+
+namespace smddp::bench {
+
+struct DataSpec {
+  Collective collective;
+  DataType dtype;
+  ReduceOp op;
+  uint64_t seed;
+  int nranks;
+  int root;
+};
+
+// Fills `count` elements of this rank's send buffer (element i of the send
+// buffer is input index i).
+void fill_send(const DataSpec& s, int rank, void* buf, size_t count);
+
+// Counts wrong elements of this rank's output after one call with `count`.
+size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count);
+
+}  // namespace smddp::bench

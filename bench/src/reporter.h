@@ -1,0 +1,30 @@
+// Reporters: console table, JSON, CSV, metrics. Each its own file behind
+// this interface; only rank 0 reports.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "results.h"
+
+namespace smddp::bench {
+
+class Reporter {
+ public:
+  virtual ~Reporter() = default;
+  virtual void begin(const RunContext& ctx) = 0;
+  // Called once per row with every backend's and placement's result.
+  virtual void row(const std::vector<RowResult>& results) = 0;
+  virtual void end(const Summary& summary) = 0;
+};
+
+std::unique_ptr<Reporter> make_table_reporter(bool quiet);
+std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
+std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
+
+// Writes `text` to `path` through a temporary file and rename(), so readers
+// and crashes only ever see a complete file.
+void write_atomically(const std::string& path, const std::string& text);
+
+}  // namespace smddp::bench

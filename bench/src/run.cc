@@ -1,0 +1,258 @@
+#include "run.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+
+#include "cli.h"
+#include "collective_spec.h"
+#include "reporter.h"
+#include "smddp/algorithms.h"
+#include "smddp/communicator.h"
+#include "smddp/error.h"
+#include "smddp/reduce.h"
+#include "smddp/version.h"
+#include "sweep.h"
+#include "system_info.h"
+#include "watchdog.h"
+
+extern char** environ;
+
+namespace smddp::bench {
+namespace {
+
+void print_algorithms() {
+  std::printf("%-14s %-19s %-6s %s\n", "collective", "algorithm", "memory", "description (declines when)");
+  for (const auto& a : list_algorithms()) {
+    std::string mem = a.cuda_memory ? (a.host_memory ? "both" : "cuda") : "host";
+    std::printf("%-14s %-19s %-6s %s (%s)\n", std::string(to_string(a.collective)).c_str(),
+                std::string(a.name).c_str(), mem.c_str(), std::string(a.description).c_str(),
+                std::string(a.constraints).c_str());
+  }
+}
+
+std::map<std::string, std::string> captured_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    for (const char* prefix : {"SMDDP_", "NCCL_", "FI_", "OMPI_"}) {
+      if (kv.rfind(prefix, 0) == 0) {
+        auto eq = kv.find('=');
+        env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+      }
+    }
+  }
+  return env;
+}
+
+std::string utc_now() {
+  char buf[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Progress on a terminal only: one line on stderr, rewritten in place.
+class Progress {
+ public:
+  Progress(bool enabled, size_t total) : enabled_(enabled && isatty(STDERR_FILENO)), total_(total) {}
+  void update(size_t done) {
+    if (!enabled_) return;
+    double elapsed = seconds();
+    double remaining = done ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) : 0;
+    std::fprintf(stderr, "\r\033[K[row %zu of %zu] elapsed %.0f s, remaining ~%.0f s", done, total_, elapsed,
+                 remaining);
+    std::fflush(stderr);
+  }
+  void clear() {
+    if (enabled_) std::fprintf(stderr, "\r\033[K");
+  }
+
+ private:
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  bool enabled_;
+  size_t total_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Usage errors found after MPI started are the same on every rank: rank 0
+// prints, everyone exits 64.
+[[noreturn]] void usage_exit(int rank, const std::string& message) {
+  if (rank == 0) std::fprintf(stderr, "smddp-bench: %s\n", message.c_str());
+  MPI_Finalize();
+  std::exit(kExitUsage);
+}
+
+void check_memory(const SweepPlan& plan, int rank) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int local = 1;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  // Buffers plus the engine's scratch (up to two more blocks of the vector).
+  const double per_rank = static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes) * 2;
+  const double available = available_memory_bytes();
+  int fail = available > 0 && per_rank * local > available ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (fail) {
+    char msg[256];
+    std::snprintf(msg, sizeof msg,
+                  "the largest size needs about %.2f GiB per rank, %.2f GiB for the %d ranks on this host, "
+                  "but only %.2f GiB is available; lower -e/--maxbytes",
+                  per_rank / (1 << 30), per_rank * local / (1 << 30), local, available / (1 << 30));
+    usage_exit(rank, msg);
+  }
+}
+
+int finish_exit_code(const Summary& s) {
+  if (s.wrong) return kExitWrong;
+  if (s.below_threshold) return kExitBelowThreshold;
+  return kExitOk;
+}
+
+}  // namespace
+
+int parse_command_line(int argc, char** argv, BenchOptions& o) {
+  CLI::App app{"smddp-bench: collective bandwidth and latency sweeps (nccl-tests flags)", "smddp-bench"};
+  CliParts parts;
+  add_bench_options(app, o, parts);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    throw UsageError(what + " (see --help)");
+  }
+  if (o.version) {
+    std::printf("smddp-bench %s (reductions: %s)\n", kVersion, std::string(reduce_isa()).c_str());
+    return kExitOk;
+  }
+  if (o.list_algorithms) {
+    print_algorithms();
+    return kExitOk;
+  }
+  for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
+  finish_options(o, parts);
+  if (o.mem == MemoryKind::Cuda) throw UsageError("--mem cuda needs a build with CUDA (SMDDP_WITH_CUDA)");
+  for (const auto& b : o.backends) {
+    if (b == "nccl") throw UsageError("--backend nccl needs a build with CUDA and NCCL (SMDDP_WITH_CUDA)");
+  }
+  return -1;
+}
+
+int run_benchmark(const BenchOptions& o) {
+  MPI_Init(nullptr, nullptr);
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (o.root < 0 || o.root >= nranks) {
+    usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of this job (0.." +
+                         std::to_string(nranks - 1) + ")");
+  }
+  const SweepPlan plan = plan_sweep(o, nranks);
+  check_memory(plan, rank);
+
+  RunContext ctx;
+  ctx.options = &o;
+  ctx.nranks = nranks;
+  ctx.environment = captured_environment();
+  ctx.versions = {{"smddp", kVersion}, {"mpi", mpi_library_version()}, {"reductions", std::string(reduce_isa())}};
+  ctx.started_utc = utc_now();
+  ctx.planned_rows = plan.rows.size();
+
+  int exit_code = kExitOk;
+  Summary summary;
+  std::vector<std::unique_ptr<Reporter>> reporters;
+  try {
+    std::unique_ptr<Communicator> comm;
+    CommunicatorOptions copts;
+    copts.timeout_seconds = o.timeout;
+    comm = Communicator::create_from_mpi(copts);
+    ctx.nnodes = comm->num_nodes();
+    for (int r = 0; r < nranks; ++r) {
+      ctx.hosts.push_back(comm->host(r));
+      ctx.nodes.push_back(-1);
+    }
+    std::vector<int> nodes(nranks);
+    int my_node = comm->node();
+    MPI_Allgather(&my_node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+    ctx.nodes = nodes;
+    if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(MPI_COMM_WORLD);
+    Watchdog::instance().start(comm->timeout(), rank, comm->host(rank));
+
+    std::vector<std::unique_ptr<Backend>> backends;
+    for (const auto& b : o.backends) {
+      if (b == "smddp") backends.push_back(make_smddp_backend(*comm, o.algorithm));
+      else backends.push_back(make_mpi_backend());
+    }
+    if (rank == 0) {
+      reporters.push_back(make_table_reporter(o.quiet));
+      if (!o.json_path.empty()) reporters.push_back(make_json_reporter(o.json_path));
+      if (!o.csv_path.empty()) reporters.push_back(make_csv_reporter(o.csv_path));
+      for (auto& r : reporters) r->begin(ctx);
+    }
+    Progress progress(rank == 0 && !o.quiet, plan.rows.size());
+    std::map<std::string, std::pair<double, int>> busbw_sum;
+    size_t done = 0;
+    Sweep sweep(o, ctx, std::move(backends));
+    sweep.run(plan, [&](const std::vector<RowResult>& results) {
+      for (const auto& r : results) {
+        summary.wrong += r.wrong;
+        auto& acc = busbw_sum[r.backend];
+        acc.first += r.busbw_gbps;
+        acc.second += 1;
+      }
+      progress.clear();
+      for (auto& rep : reporters) rep->row(results);
+      progress.update(++done);
+    });
+    progress.clear();
+    for (const auto& [backend, acc] : busbw_sum) summary.avg_busbw_gbps[backend] = acc.first / acc.second;
+    summary.threshold_gbps = o.min_busbw;
+    const double first_avg = summary.avg_busbw_gbps[o.backends.front()];
+    summary.below_threshold = o.min_busbw > 0 && first_avg < o.min_busbw;
+    summary.complete = true;
+    exit_code = finish_exit_code(summary);
+    summary.exit_code = exit_code;
+    for (auto& rep : reporters) rep->end(summary);
+    Watchdog::instance().stop();
+  } catch (const UsageError& e) {
+    usage_exit(rank, e.what());
+  } catch (const Error& e) {
+    const bool lost = dynamic_cast<const TimeoutError*>(&e) || dynamic_cast<const PeerLostError*>(&e) ||
+                      dynamic_cast<const TransportError*>(&e);
+    exit_code = lost ? kExitTimeout : kExitRuntime;
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    std::fprintf(stderr, "smddp-bench: rank %d on %s: %s\n", rank, host, e.what());
+    std::fflush(stderr);
+    summary.error = e.what();
+    summary.exit_code = exit_code;
+    for (auto& rep : reporters) {
+      try {
+        rep->end(summary);
+      } catch (const std::exception&) {
+      }
+    }
+    // Peers may be stuck in a collective: end the whole job with our code.
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+    return exit_code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "smddp-bench: rank %d: %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
+    return kExitRuntime;
+  }
+  MPI_Finalize();
+  return exit_code;
+}
+
+}  // namespace smddp::bench

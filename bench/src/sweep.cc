@@ -1,0 +1,176 @@
+#include "sweep.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+#include "collective_spec.h"
+#include "data.h"
+#include "watchdog.h"
+
+namespace smddp::bench {
+namespace {
+
+double now_us() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+constexpr double kStragglerFactor = 1.10;  // slower than the median rank by 10%
+
+}  // namespace
+
+SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
+  SweepPlan plan;
+  const auto sizes = sweep_sizes(o);
+  for (Collective c : o.collectives) {
+    for (DataType t : o.dtypes) {
+      std::vector<ReduceOp> ops = collective_reduces(c) ? o.ops : std::vector<ReduceOp>{ReduceOp::Sum};
+      for (ReduceOp op : ops) {
+        for (size_t bytes : c == Collective::Barrier ? std::vector<size_t>{0} : sizes) {
+          plan.rows.push_back({c, t, op, bytes});
+          RowCounts rc = row_counts(c, bytes, t, nranks);
+          plan.max_send_bytes = std::max(plan.max_send_bytes, rc.send * dtype_size(t));
+          plan.max_recv_bytes = std::max(plan.max_recv_bytes, rc.recv * dtype_size(t));
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, std::vector<std::unique_ptr<Backend>> backends)
+    : o_(o), ctx_(ctx), backends_(std::move(backends)) {
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+}
+
+void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row) {
+  // Page-aligned sizes plus slack; touched once here so the first row does
+  // not pay for page faults.
+  send_.assign(plan.max_send_bytes + 64, 1);
+  recv_.assign(plan.max_recv_bytes + 64, 1);
+  std::vector<Placement> placements;
+  if (o_.placement != Placement::InPlace) placements.push_back(Placement::OutOfPlace);
+  if (o_.placement != Placement::OutOfPlace) placements.push_back(Placement::InPlace);
+  for (size_t i = 0; i < plan.rows.size(); ++i) {
+    std::vector<RowResult> results;
+    for (auto& backend : backends_) {
+      for (Placement p : placements) {
+        RowResult r = measure(*backend, plan.rows[i], p == Placement::InPlace);
+        r.row = i;
+        results.push_back(std::move(r));
+      }
+    }
+    // Ratio: the first backend's bandwidth over each one's (time for barrier).
+    for (auto& r : results) {
+      for (const auto& f : results) {
+        if (f.backend != results.front().backend || f.in_place != r.in_place) continue;
+        if (r.collective == Collective::Barrier || r.busbw_gbps <= 0) {
+          r.ratio = f.time_us > 0 ? r.time_us / f.time_us : 1;
+        } else {
+          r.ratio = f.busbw_gbps / r.busbw_gbps;
+        }
+      }
+      if (ctx_.memory_bandwidth_gbps > 0) r.roof_fraction = r.busbw_gbps / ctx_.memory_bandwidth_gbps;
+    }
+    on_row(results);
+  }
+}
+
+RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_place) {
+  const int n = ctx_.nranks;
+  const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n);
+  const size_t es = dtype_size(row.dtype);
+  const int root = collective_has_root(row.collective) ? o_.root : -1;
+
+  void* sendp = send_.data();
+  void* recvp = recv_.data();
+  if (in_place) {
+    switch (row.collective) {
+      case Collective::AllGather: sendp = recv_.data() + rank_ * rc.count * es; break;
+      case Collective::ReduceScatter: recvp = send_.data() + rank_ * rc.count * es; break;
+      default: sendp = recvp;
+    }
+  }
+  CollectiveArgs args{row.collective, sendp, recvp, rc.count, row.dtype, row.op, std::max(root, 0)};
+  DataSpec spec{row.collective, row.dtype, row.op, o_.seed, n, std::max(root, 0)};
+  Watchdog& watchdog = Watchdog::instance();
+
+  RowResult r;
+  r.collective = row.collective;
+  r.dtype = row.dtype;
+  r.op = row.op;
+  r.root = root;
+  r.bytes = rc.bytes;
+  r.count = rc.elements;
+  r.backend = std::string(backend.name());
+  r.in_place = in_place;
+
+  // Checking runs on fresh inputs before the timed iterations.
+  uint64_t wrong = 0;
+  for (int c = 0; c < o_.check; ++c) {
+    fill_send(spec, rank_, const_cast<void*>(sendp), rc.send);
+    if (!in_place) std::memset(recvp, 0xA5, rc.recv * es);
+    watchdog.arm(row.collective, backend.name());
+    backend.run(args);
+    backend.sync();
+    watchdog.disarm();
+    wrong += count_wrong(spec, rank_, recvp, rc.count);
+  }
+  r.checked = o_.check > 0;
+
+  for (int w = 0; w < o_.warmup; ++w) {
+    watchdog.arm(row.collective, backend.name());
+    backend.run(args);
+    watchdog.disarm();
+  }
+  backend.sync();
+  backend.barrier();
+  std::vector<double> times(static_cast<size_t>(o_.iters));
+  for (int it = 0; it < o_.iters; ++it) {
+    watchdog.arm(row.collective, backend.name());
+    double t0 = now_us();
+    backend.run(args);
+    backend.sync();
+    times[it] = now_us() - t0;
+    watchdog.disarm();
+  }
+  r.algorithm = backend.algorithm();
+  r.iterations = static_cast<uint64_t>(o_.iters);
+
+  // Across ranks: the iteration ends when its slowest rank does.
+  double mine = std::accumulate(times.begin(), times.end(), 0.0) / o_.iters;
+  std::vector<double> all(n);
+  MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  switch (o_.average) {
+    case Average::Rank0: r.time_us = all[0]; break;
+    case Average::Mean: r.time_us = std::accumulate(all.begin(), all.end(), 0.0) / n; break;
+    case Average::Min: r.time_us = *std::min_element(all.begin(), all.end()); break;
+    case Average::Max: r.time_us = *std::max_element(all.begin(), all.end()); break;
+  }
+  if (o_.per_iteration) {
+    MPI_Allreduce(MPI_IN_PLACE, times.data(), o_.iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    r.stats = compute_stats(times);
+  }
+  std::vector<double> sorted = all;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const int slowest = static_cast<int>(std::max_element(all.begin(), all.end()) - all.begin());
+  if (n > 1 && median > 0 && all[slowest] > kStragglerFactor * median) {
+    r.straggler = Straggler{slowest, ctx_.hosts[slowest], (all[slowest] / median - 1) * 100};
+  }
+  unsigned long long total_wrong = wrong;
+  MPI_Allreduce(MPI_IN_PLACE, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  r.wrong = total_wrong;
+
+  if (r.time_us > 0) {
+    r.algbw_gbps = static_cast<double>(rc.bytes) / 1e3 / r.time_us;  // bytes/us / 1e3 = GB/s
+    r.busbw_gbps = r.algbw_gbps * bus_factor(row.collective, n);
+  }
+  return r;
+}
+
+}  // namespace smddp::bench

@@ -1,0 +1,46 @@
+// The sweep: every (collective, dtype, op, size) row, every backend
+// interleaved on the same buffers, out-of-place and in-place.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "backend.h"
+#include "reporter.h"
+#include "results.h"
+
+namespace smddp::bench {
+
+struct SweepPlan {
+  struct Row {
+    Collective collective;
+    DataType dtype;
+    ReduceOp op;
+    size_t bytes;  // requested, before rounding
+  };
+  std::vector<Row> rows;
+  size_t max_send_bytes = 0, max_recv_bytes = 0;
+};
+
+SweepPlan plan_sweep(const BenchOptions& o, int nranks);
+
+class Sweep {
+ public:
+  Sweep(const BenchOptions& o, const RunContext& ctx, std::vector<std::unique_ptr<Backend>> backends);
+
+  // Runs every row; calls `on_row` on every rank with the results (rank 0's
+  // hold the aggregated numbers). Throws smddp::Error on failure.
+  void run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row);
+
+ private:
+  RowResult measure(Backend& backend, const SweepPlan::Row& row, bool in_place);
+
+  const BenchOptions& o_;
+  const RunContext& ctx_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  int rank_ = 0;
+  std::vector<char> send_, recv_;
+};
+
+}  // namespace smddp::bench
