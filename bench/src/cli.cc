@@ -44,9 +44,14 @@ void check_writable(const std::string& path, const std::string& flag) {
   std::error_code ec;
   if (fs::is_directory(p, ec)) throw UsageError(flag + " '" + path + "' is a directory");
   if (!fs::is_directory(dir, ec)) throw UsageError(flag + " '" + path + "': directory " + dir.string() + " does not exist");
-  if (access(dir.c_str(), W_OK) != 0) {
+  // Creating a probe file is the only reliable test (root passes access()).
+  std::string probe = (dir / (".smddp-probe." + std::to_string(getpid()))).string();
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
     throw UsageError(flag + " '" + path + "': cannot write in " + dir.string() + ": " + std::strerror(errno));
   }
+  close(fd);
+  unlink(probe.c_str());
   if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0) {
     throw UsageError(flag + " '" + path + "': " + std::strerror(errno));
   }

@@ -26,7 +26,7 @@ void ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const WaitS
   Backoff backoff;
   while (c.load(std::memory_order_acquire) < at_least) {
     if (backoff.pause()) {
-      router_.check_peer(peer);
+      router_.check_peer(peer, scope);
       if (scope.deadline.expired()) router_.timed_out(scope, peer, "waiting in shared memory for");
     }
   }

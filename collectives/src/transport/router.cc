@@ -34,13 +34,21 @@ void Router::wait(std::span<Request> requests, const WaitScope& scope) {
     if (!pending) return;
     if (backoff.pause()) {
       for (const Request& r : requests) {
-        if (!r.done) check_peer(r.peer);
+        if (!r.done) check_peer(r.peer, scope);
       }
       if (scope.deadline.expired()) {
         timed_out(scope, pending->peer,
                   pending->kind == Request::Kind::Send ? "sending to" : "receiving from");
       }
     }
+  }
+}
+
+void Router::check_peer(int peer, const WaitScope& scope) {
+  try {
+    transport_of(peer).check_peer(peer);
+  } catch (const PeerLostError& e) {
+    throw PeerLostError(std::string(scope.collective) + ": lost peer: " + e.what());
   }
 }
 

@@ -27,8 +27,9 @@ class Router {
   // Progresses until every request is done; throws TimeoutError naming the
   // first unfinished request's peer, or PeerLostError.
   void wait(std::span<Request> requests, const WaitScope& scope);
-  // Throws when a local peer has died (used by other waiting loops too).
-  void check_peer(int peer) { transport_of(peer).check_peer(peer); }
+  // Throws PeerLostError, naming the collective, when the peer has died
+  // (used by other waiting loops too).
+  void check_peer(int peer, const WaitScope& scope);
   [[noreturn]] void timed_out(const WaitScope& scope, int peer, std::string_view doing) const;
 
   const Topology& topology() const { return topo_; }

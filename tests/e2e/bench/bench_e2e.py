@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""End-to-end tests of smddp-bench under a real mpirun.
+
+Usage: bench_e2e.py --bench PATH --mpirun PATH TEST
+Each TEST is registered in CTest on its own. Every subprocess has a time
+limit; every test asserts on values it reads back.
+"""
+import argparse
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+
+
+def mpirun(np, *bench_args, env=None):
+    return [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np), ARGS.bench, *bench_args]
+
+
+def run(cmd, timeout=300, env=None, cwd=None):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full_env, cwd=cwd)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def table_rows(stdout):
+    return [l.split() for l in stdout.splitlines() if l.strip() and not l.startswith("#")]
+
+
+def shm_segments():
+    return set(glob.glob("/dev/shm/smddp-*"))
+
+
+def bench_processes():
+    """Ranks only: processes whose argv[0] is the benchmark binary."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        if argv0 == ARGS.bench:
+            pids.append(int(entry))
+    return pids
+
+
+def test_all_collectives():
+    """mpirun -np 4 smddp-bench all -b 8 -e 16M -f 4 -c 1: #wrong 0 everywhere."""
+    r = run(mpirun(4, "all", "-b", "8", "-e", "16M", "-f", "4", "-c", "1", "-n", "3", "-w", "1"))
+    if r.returncode != 0:
+        fail(f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    rows = table_rows(r.stdout)
+    colls = set()
+    for row in rows:
+        # size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong | backend algorithm ratio
+        if row[8] != "0" or row[12] != "0":
+            fail(f"wrong values in row: {row}")
+        colls.add(row[14])
+    if len(rows) < 7 * 5:
+        fail(f"expected rows for every collective and size, got {len(rows)}")
+    print(f"{len(rows)} rows, all #wrong 0")
+
+
+def test_dtypes_ops():
+    """Every dtype and op checks exactly, smddp and mpi, 3 ranks."""
+    r = run(mpirun(3, "allreduce", "reducescatter", "reduce", "-b", "64", "-e", "64K", "-f", "32", "-d", "all",
+                   "-o", "all", "-c", "1", "-n", "1", "-w", "0", "--backend", "smddp,mpi", "-r", "2"))
+    if r.returncode != 0:
+        fail(f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}")
+    rows = table_rows(r.stdout)
+    bad = [row for row in rows if row[8] != "0" or row[12] != "0"]
+    if bad or len(rows) != 3 * 10 * 5 * 3 * 2:
+        fail(f"{len(bad)} rows with wrong values of {len(rows)}: {bad[:3]}")
+    print(f"{len(rows)} rows exact")
+
+
+def test_compare_json():
+    """--backend smddp,mpi prints the ratio column; -J holds both backends' rows."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        csv = os.path.join(d, "out.csv")
+        r = run(mpirun(2, "allreduce", "-b", "16M", "-e", "64M", "-n", "3", "-w", "1", "--backend", "smddp,mpi",
+                       "-J", out, "--csv", csv, "--per-iteration"))
+        if r.returncode != 0:
+            fail(f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        header = [l for l in r.stdout.splitlines() if "ratio" in l]
+        if not header:
+            fail("no ratio column in the table")
+        rows = table_rows(r.stdout)
+        if {row[13] for row in rows} != {"smddp", "mpi"} or len(rows) != 6:
+            fail(f"expected 3 sizes x 2 backends, got {rows}")
+        for row in rows:
+            if row[13] == "smddp" and float(row[15]) != 1.0:
+                fail(f"first backend ratio must be 1.00: {row}")
+            if row[13] == "mpi" and float(row[15]) <= 0:
+                fail(f"ratio must be positive: {row}")
+        with open(out) as f:
+            doc = json.load(f)
+        if not doc["complete"] or doc["nranks"] != 2:
+            fail("JSON not complete")
+        got = {(x["backend"], x["bytes"], x["placement"]) for x in doc["rows"]}
+        want = {(b, s, p) for b in ("smddp", "mpi") for s in (16 << 20, 32 << 20, 64 << 20)
+                for p in ("out-of-place", "in-place")}
+        if got != want:
+            fail(f"JSON rows {sorted(got)} != {sorted(want)}")
+        for x in doc["rows"]:
+            if x["wrong"] != 0 or x["busbw_gbps"] <= 0 or "per_iteration" not in x:
+                fail(f"bad JSON row {x}")
+            if x["per_iteration"]["p50_us"] > x["per_iteration"]["max_us"]:
+                fail(f"p50 above max in {x}")
+        if "argv" not in doc or "environment" not in doc or len(doc["ranks"]) != 2:
+            fail("JSON lacks argv, environment or ranks")
+        lines = open(csv).read().splitlines()
+        if len(lines) != 1 + 12 or any(", " in l or l != l.strip() for l in lines):
+            fail(f"CSV has {len(lines)} lines or padded fields")
+    print("ratio column, JSON and CSV ok")
+
+
+def test_kill_rank():
+    """SIGKILL of one rank mid-sweep: bounded end, lost peer named, valid JSON, nothing left behind."""
+    before = shm_segments()
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        cmd = mpirun(4, "allreduce", "-b", "1M", "-e", "64M", "-f", "2", "-n", "200", "-w", "1", "-T", "20",
+                     "-J", out)
+        # Keep the survivors alive after the kill so they report the lost peer.
+        cmd[1:1] = ["--mca", "orte_abort_on_non_zero_status", "0"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if os.path.exists(out) and json.load(open(out))["rows"]:
+                break
+            time.sleep(0.2)
+        else:
+            p.kill()
+            fail("no row completed within 60 s")
+        pids = sorted(bench_processes())
+        if len(pids) < 4:
+            p.kill()
+            fail(f"expected 4 ranks, found {pids}")
+        os.kill(pids[2], signal.SIGKILL)
+        t0 = time.time()
+        try:
+            stdout, stderr = p.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail("job did not end within 40 s of the kill")
+        elapsed = time.time() - t0
+        if p.returncode == 0:
+            fail("job exited 0 after a rank was killed")
+        if "lost peer" not in stderr:
+            fail(f"no rank reported the lost peer:\n{stderr}")
+        doc = json.load(open(out))
+        if doc["complete"] or not doc["rows"]:
+            fail("JSON should hold the completed rows and complete=false")
+        print(f"ended {elapsed:.1f} s after the kill, exit {p.returncode}, {len(doc['rows'])} rows in JSON")
+        print([l for l in stderr.splitlines() if "smddp-bench" in l][:3])
+    time.sleep(1)
+    if shm_segments() - before:
+        fail(f"shared memory left behind: {shm_segments() - before}")
+    if bench_processes():
+        fail(f"processes left behind: {bench_processes()}")
+
+
+def test_timeout():
+    """A stopped rank: the others time out after -T, exit 3, naming collective and peer."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        p = subprocess.Popen(mpirun(3, "allreduce", "-b", "64K", "-e", "64K", "-n", "100000", "-w", "1",
+                                    "-T", "3", "-J", out),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        pids = sorted(bench_processes())
+        if len(pids) < 3:
+            p.kill()
+            fail(f"expected 3 ranks, found {pids}")
+        os.kill(pids[1], signal.SIGSTOP)
+        try:
+            stdout, stderr = p.communicate(timeout=40)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail("hung: no timeout within 40 s")
+        finally:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if p.returncode != 3:
+            fail(f"exit {p.returncode}, want 3\n{stderr}")
+        if "allreduce timed out after 3 s" not in stderr or "rank" not in stderr:
+            fail(f"timeout message lacks collective or peer:\n{stderr}")
+        print([l for l in stderr.splitlines() if "timed out" in l][:2])
+
+
+BAD = [
+    (["-b", "64M", "-e", "8"], "above"),
+    (["-f", "1", "-b", "8", "-e", "64"], "stepfactor"),
+    (["-f", "0", "-b", "8", "-e", "64"], "stepfactor"),
+    (["-f", "-2", "-b", "8", "-e", "64"], "stepfactor"),
+    (["frobnicate"], "unknown collective"),
+    (["-d", "float128"], "unknown datatype"),
+    (["-o", "xor"], "unknown op"),
+    (["--backend", "gloo"], "unknown backend"),
+    (["--algorithm", "bogus"], "unknown algorithm"),
+    (["-b", "12Q"], "expected a byte count"),
+    (["-e", "M"], "expected a byte count"),
+    (["-b", "-8"], "expected a byte count"),
+    (["-n", "0"], "iters"),
+    (["-n", "ten"], "iters"),
+    (["-w", "-1"], "warmup"),
+    (["-a", "7"], "average"),
+    (["--in-place", "--out-of-place"], "exclude"),
+    (["-J", "/nonexistent-dir/out.json"], "does not exist"),
+    (["--csv", "/proc/out.csv"], "cannot write"),
+    (["--mem", "gpu"], "unknown --mem"),
+    (["-T", "-1"], "timeout"),
+    (["--min-busbw", "-3"], "min-busbw"),
+    (["--no-such-flag"], "no-such-flag"),
+]
+
+
+def test_bad_input():
+    """Each bad invocation: exit 64, one line on stderr, no output file, before any work."""
+    with tempfile.TemporaryDirectory() as d:
+        for args, needle in BAD:
+            json_path = os.path.join(d, "never.json")
+            extra = [] if any(a in ("-J",) for a in args) else ["-J", json_path]
+            r = run([ARGS.bench, *args, *extra], timeout=30)
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            if r.returncode != 64:
+                fail(f"{args}: exit {r.returncode}, want 64\n{r.stderr}")
+            if len(lines) != 1 or needle not in lines[0]:
+                fail(f"{args}: want one line mentioning '{needle}', got {lines}")
+            if os.listdir(d):
+                fail(f"{args}: created {os.listdir(d)}")
+        # Checks that need the rank count or the host's memory run under mpirun.
+        for args, needle in [(["-r", "5"], "not a rank"), (["-b", "8T", "-e", "8T"], "GiB")]:
+            r = run(mpirun(2, *args, "-J", os.path.join(d, "never.json")), timeout=60)
+            lines = [l for l in r.stderr.splitlines() if l.startswith("smddp-bench")]
+            if r.returncode != 64 or len(lines) != 1 or needle not in lines[0]:
+                fail(f"{args}: exit {r.returncode}, lines {lines}")
+            if os.listdir(d):
+                fail(f"{args}: created {os.listdir(d)}")
+    print(f"{len(BAD) + 2} bad invocations refused with exit 64")
+
+
+def test_threshold():
+    """--min-busbw above anything reachable: exit 2, rows still reported."""
+    r = run(mpirun(2, "allreduce", "-b", "1M", "-e", "1M", "-n", "2", "--min-busbw", "100000"))
+    if r.returncode != 2 or "Below threshold" not in r.stdout:
+        fail(f"exit {r.returncode}\n{r.stdout}")
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("--mpirun", required=True)
+    parser.add_argument("test")
+    ARGS = parser.parse_args()
+    globals()["test_" + ARGS.test]()
+    print("PASS", ARGS.test)
+
+
+if __name__ == "__main__":
+    main()
