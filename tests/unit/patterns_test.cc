@@ -1,0 +1,119 @@
+#include "patterns/patterns.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace smddp::patterns;
+
+TEST(Patterns, RingNeighbours) {
+  EXPECT_EQ(ring_next(0, 3), 1);
+  EXPECT_EQ(ring_next(2, 3), 0);
+  EXPECT_EQ(ring_prev(0, 3), 2);
+  EXPECT_EQ(ring_prev(1, 1), 0);
+  EXPECT_EQ(mod(-7, 3), 2);
+}
+
+TEST(Patterns, Pow2) {
+  EXPECT_EQ(pow2_floor(1), 1);
+  EXPECT_EQ(pow2_floor(6), 4);
+  EXPECT_EQ(pow2_floor(8), 8);
+  EXPECT_TRUE(is_pow2(16));
+  EXPECT_FALSE(is_pow2(12));
+  EXPECT_FALSE(is_pow2(0));
+}
+
+TEST(Patterns, BalancedPartitionCoversEverythingOnce) {
+  for (size_t total : {0, 1, 7, 10, 1000003}) {
+    for (int parts : {1, 2, 3, 4, 7}) {
+      auto p = Partition::balanced(total, parts);
+      size_t sum = 0;
+      for (int i = 0; i < parts; ++i) {
+        EXPECT_EQ(p.offset(i), sum) << total << "/" << parts << " block " << i;
+        EXPECT_LE(p.length(i), p.max_length());
+        EXPECT_GE(p.length(i) + 1, p.max_length());
+        sum += p.length(i);
+      }
+      EXPECT_EQ(sum, total);
+      EXPECT_EQ(p.offset(parts), total);
+    }
+  }
+}
+
+TEST(Patterns, EqualPartition) {
+  auto p = Partition::equal(5, 3);
+  EXPECT_EQ(p.total, 15u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(p.length(i), 5u);
+    EXPECT_EQ(p.offset(i), 5u * i);
+  }
+}
+
+TEST(Patterns, HalvingDoublingFixup) {
+  HalvingDoubling hd(6);  // pof2 4, extra 2: ranks 0 and 2 sit out
+  EXPECT_EQ(hd.pof2, 4);
+  EXPECT_EQ(hd.extra, 2);
+  EXPECT_TRUE(hd.sits_out(0));
+  EXPECT_FALSE(hd.sits_out(1));
+  EXPECT_TRUE(hd.sits_out(2));
+  EXPECT_FALSE(hd.sits_out(4));
+  EXPECT_EQ(hd.virtual_rank(0), -1);
+  EXPECT_EQ(hd.virtual_rank(1), 0);
+  EXPECT_EQ(hd.virtual_rank(3), 1);
+  EXPECT_EQ(hd.virtual_rank(4), 2);
+  EXPECT_EQ(hd.virtual_rank(5), 3);
+  for (int v = 0; v < hd.pof2; ++v) EXPECT_EQ(hd.virtual_rank(hd.real_rank(v)), v);
+  EXPECT_EQ(hd.fixup_partner(0), 1);
+  EXPECT_EQ(hd.fixup_partner(3), 2);
+  HalvingDoubling pow2(8);
+  EXPECT_EQ(pow2.extra, 0);
+  for (int r = 0; r < 8; ++r) EXPECT_EQ(pow2.virtual_rank(r), r);
+}
+
+// Every non-root has exactly one parent, parents and children agree, and
+// the tree spans all ranks.
+TEST(Patterns, BinomialTreeIsConsistent) {
+  for (int n : {1, 2, 3, 5, 8, 13}) {
+    for (int root : {0, n - 1, n / 2}) {
+      std::set<int> reached{root};
+      for (int me = 0; me < n; ++me) {
+        auto t = binomial_tree(me, root, n);
+        if (me == root) {
+          EXPECT_EQ(t.parent, -1);
+        } else {
+          ASSERT_GE(t.parent, 0);
+          auto p = binomial_tree(t.parent, root, n);
+          EXPECT_NE(std::find(p.children.begin(), p.children.end(), me), p.children.end())
+              << "n=" << n << " root=" << root << " me=" << me;
+        }
+        for (int c : t.children) {
+          EXPECT_EQ(binomial_tree(c, root, n).parent, me);
+          reached.insert(c);
+        }
+      }
+      EXPECT_EQ(static_cast<int>(reached.size()), n);
+    }
+  }
+  auto t = binomial_tree(0, 0, 5);
+  EXPECT_EQ(t.children, (std::vector<int>{4, 2, 1}));
+}
+
+TEST(Patterns, PairwiseVisitsEveryPeerOnce) {
+  for (int n : {2, 3, 4, 7}) {
+    for (int me = 0; me < n; ++me) {
+      std::set<int> to, from;
+      for (int s = 1; s < n; ++s) {
+        int dst = pairwise_send_peer(me, s, n);
+        to.insert(dst);
+        from.insert(pairwise_recv_peer(me, s, n));
+        EXPECT_EQ(pairwise_recv_peer(dst, s, n), me);  // the peer expects us in the same step
+      }
+      EXPECT_EQ(static_cast<int>(to.size()), n - 1);
+      EXPECT_EQ(static_cast<int>(from.size()), n - 1);
+      EXPECT_EQ(to.count(me), 0u);
+    }
+  }
+  EXPECT_EQ(dissemination_rounds(1), 0);
+  EXPECT_EQ(dissemination_rounds(5), 3);
+  EXPECT_EQ(dissemination_rounds(8), 3);
+}

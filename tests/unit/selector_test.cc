@@ -1,0 +1,124 @@
+#include "algorithms/selector.h"
+
+#include <gtest/gtest.h>
+
+#include "smddp/error.h"
+
+using namespace smddp;
+
+namespace {
+
+// A topology of `nodes` nodes with `per_node` ranks each, seen from rank 0.
+Topology topology(int nodes, int per_node) {
+  Topology t;
+  t.size = nodes * per_node;
+  t.num_nodes = nodes;
+  t.local_size = per_node;
+  for (int r = 0; r < t.size; ++r) {
+    t.hosts.push_back("host" + std::to_string(r / per_node));
+    t.pids.push_back(1000 + r);
+    t.node_of.push_back(r / per_node);
+  }
+  t.node_ranks.assign(nodes, {});
+  for (int r = 0; r < t.size; ++r) t.node_ranks[r / per_node].push_back(r);
+  return t;
+}
+
+Group world(const Topology& t) {
+  Group g;
+  for (int r = 0; r < t.size; ++r) g.ranks.push_back(r);
+  return g;
+}
+
+Call allreduce(size_t bytes) {
+  Call c;
+  c.collective = Collective::AllReduce;
+  c.dtype = DataType::Uint8;
+  c.count = bytes;
+  return c;
+}
+
+struct Fixture {
+  explicit Fixture(Topology topo) : t(std::move(topo)), router(t, nullptr, nullptr) {}
+  Topology t;
+  Router router;
+};
+
+}  // namespace
+
+TEST(Selector, DefaultsAreOrderedBySize) {
+  Selector s(default_rules());
+  auto small = s.candidates(Collective::AllReduce, Scope::MultiNode, 8);
+  auto large = s.candidates(Collective::AllReduce, Scope::MultiNode, 64 << 20);
+  ASSERT_FALSE(small.empty());
+  ASSERT_FALSE(large.empty());
+  EXPECT_EQ(small.front(), "halving_doubling");
+  EXPECT_EQ(large.front(), "hierarchical");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front(), "shm_direct");
+  // Every default names registered algorithms.
+  for (const auto& rule : default_rules()) {
+    for (const auto& name : rule.candidates) {
+      EXPECT_NE(find_algorithm(rule.collective, name), nullptr) << name;
+    }
+  }
+}
+
+TEST(Selector, DeclinedCandidateFallsThrough) {
+  // One rank per node: no shm steps, so shm_direct declines.
+  Fixture f(topology(1, 1));
+  Selector s(default_rules());
+  Context ctx(f.router, f.t, nullptr, s);
+  const Algorithm& a = s.choose(ctx, world(f.t), allreduce(1024), "auto");
+  EXPECT_EQ(a.info.name, "halving_doubling");
+}
+
+TEST(Selector, ForcedAlgorithm) {
+  Fixture f(topology(2, 2));
+  Selector s(default_rules());
+  Context ctx(f.router, f.t, nullptr, s);
+  EXPECT_EQ(s.choose(ctx, world(f.t), allreduce(8), "ring").info.name, "ring");
+  EXPECT_THROW(s.choose(ctx, world(f.t), allreduce(8), "nope"), UsageError);
+  // shm_direct cannot span two nodes: a forced choice is a usage error.
+  EXPECT_THROW(s.choose(ctx, world(f.t), allreduce(8), "shm_direct"), UsageError);
+  // Across nodes, large vectors go hierarchical.
+  EXPECT_EQ(s.choose(ctx, world(f.t), allreduce(64 << 20), "auto").info.name, "hierarchical");
+}
+
+TEST(Selector, RecursiveDoublingDeclinesNonPowerOfTwo) {
+  Fixture f(topology(3, 1));
+  Selector s(default_rules());
+  Context ctx(f.router, f.t, nullptr, s);
+  Call c;
+  c.collective = Collective::AllGather;
+  c.dtype = DataType::Uint8;
+  c.blocks = patterns::Partition::equal(4, 3);
+  EXPECT_EQ(s.choose(ctx, world(f.t), c, "auto").info.name, "ring");
+}
+
+TEST(Selector, TuningFileRulesComeFirst) {
+  auto rules = parse_tuning("# comment\nallreduce multi 1048576 ring\n\nallreduce single inf tree # x\n", "t");
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].max_bytes, 1048576u);
+  EXPECT_EQ(rules[1].scope, Scope::SingleNode);
+  for (auto& r : default_rules()) rules.push_back(r);
+  Selector s(rules);
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 4096).front(), "ring");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 2 << 20).front(), "hierarchical");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front(), "tree");
+}
+
+TEST(Selector, TuningFileErrorsNameTheLine) {
+  auto expect_error = [](const char* text, const char* needle) {
+    try {
+      parse_tuning(text, "tune.txt");
+      FAIL() << "accepted: " << text;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error("allreduce multi 10\n", "tune.txt:1");
+  expect_error("\nfoo multi 10 ring\n", "tune.txt:2: unknown collective");
+  expect_error("allreduce both 10 ring\n", "scope");
+  expect_error("allreduce multi ten ring\n", "max_bytes");
+  expect_error("allreduce multi 10 warp\n", "no allreduce algorithm named 'warp'");
+}
