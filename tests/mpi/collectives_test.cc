@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -98,12 +99,41 @@ class Runner {
     if (!c.in_place) std::memset(recv.data(), 0xA5, recv.size());
     CollectiveArgs args{c.coll, sendp, recvp, c.count, c.dtype, c.op, c.root};
     comm_.run(args, CallOptions{c.algorithm});
-    return check(c, recvp);
+    // An output identical to one already verified for the same call needs
+    // no element-wise check: algorithms that round alike skip the reference.
+    const size_t out_bytes = (c.coll == Collective::Reduce && me != c.root) ? 0 : bc.recv * es;
+    const std::string key = std::string(to_string(c.coll)) + "/" + std::to_string(c.count) + "/" +
+                            std::to_string(c.root);
+    auto known = verified_.find(key);
+    if (known != verified_.end() && known->second.size() == out_bytes &&
+        std::memcmp(known->second.data(), recvp, out_bytes) == 0) {
+      return 0;
+    }
+    size_t wrong = check(c, recvp);
+    if (wrong == 0) verified_[key].assign(static_cast<char*>(recvp), static_cast<char*>(recvp) + out_bytes);
+    return wrong;
   }
 
  private:
+  // Inputs are generated once per (dtype, op, count) and copied after.
   void fill_input_to(void* p, int rank, size_t first, size_t count, const Case& c) {
-    test::fill_input(p, seed_, rank, first, count, c.dtype, c.op);
+    reset_caches(c);
+    auto& input = inputs_[std::to_string(rank) + "/" + std::to_string(first) + "/" + std::to_string(count)];
+    if (input.empty() && count) {
+      input.resize(count * dtype_size(c.dtype));
+      test::fill_input(input.data(), seed_, rank, first, count, c.dtype, c.op);
+    }
+    if (count) std::memcpy(p, input.data(), input.size());
+  }
+
+  void reset_caches(const Case& c) {
+    if (c.dtype == cached_dtype_ && c.op == cached_op_) return;
+    cache_.clear();
+    filled_.clear();
+    inputs_.clear();
+    verified_.clear();
+    cached_dtype_ = c.dtype;
+    cached_op_ = c.op;
   }
 
   size_t check(const Case& c, const void* out) {
@@ -149,12 +179,7 @@ class Runner {
   // The reference for one element, cached for the current (dtype, op):
   // every algorithm and placement of it checks against the same values.
   const test::Expected& expected(const Case& c, size_t index) {
-    if (c.dtype != cached_dtype_ || c.op != cached_op_) {
-      cache_.clear();
-      filled_.clear();
-      cached_dtype_ = c.dtype;
-      cached_op_ = c.op;
-    }
+    reset_caches(c);
     if (index >= cache_.size()) {
       cache_.resize(index + 1);
       filled_.resize(index + 1, false);
@@ -172,6 +197,8 @@ class Runner {
   ReduceOp cached_op_ = ReduceOp::Sum;
   std::vector<test::Expected> cache_;
   std::vector<bool> filled_;
+  std::map<std::string, std::vector<char>> inputs_;
+  std::map<std::string, std::vector<char>> verified_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // copies every peer's chunk out of shared memory.
 #include "algorithms/catalog.h"
 #include "algorithms/shm_direct.h"
+#include "core/copy.h"
 
 namespace smddp {
 
@@ -22,7 +23,7 @@ void allgather_shm_direct(Context& ctx, const Group&, const Call& call) {
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
       const size_t len = shm_direct::piece(blocks.length(p), off, chunk);
-      std::memcpy(at(call.recv, (blocks.offset(p) + off) * es), s.stage(p), len * es);
+      copy_out(at(call.recv, (blocks.offset(p) + off) * es), s.stage(p), len * es, blocks.total * es);
     }
     s.finish();
   }

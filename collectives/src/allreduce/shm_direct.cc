@@ -6,6 +6,7 @@
 // steps alternate between two buffers so they overlap across ranks.
 #include "algorithms/catalog.h"
 #include "algorithms/shm_direct.h"
+#include "core/copy.h"
 #include "smddp/reduce.h"
 
 namespace smddp {
@@ -35,7 +36,7 @@ void allreduce_shm_direct(Context& ctx, const Group&, const Call& call) {
     s.wait_reduced(ctx.scope);
     for (int p = 0; p < n; ++p) {
       const size_t o = slices.offset(p) * es;
-      std::memcpy(at(call.recv, off * es + o), s.result(p) + o, slices.length(p) * es);
+      copy_out(at(call.recv, off * es + o), s.result(p) + o, slices.length(p) * es, call.count * es);
     }
     s.finish();
   }

@@ -3,6 +3,7 @@
 // out of every peer's stage buffer.
 #include "algorithms/catalog.h"
 #include "algorithms/shm_direct.h"
+#include "core/copy.h"
 
 namespace smddp {
 
@@ -21,7 +22,8 @@ void alltoall_shm_direct(Context& ctx, const Group&, const Call& call) {
     s.post();
     s.wait_posted(ctx.scope);
     for (int p = 0; p < n; ++p) {
-      std::memcpy(at(call.recv, (p * call.count + off) * es), s.stage(p) + me * chunk * es, c * es);
+      copy_out(at(call.recv, (p * call.count + off) * es), s.stage(p) + me * chunk * es, c * es,
+               call.count * n * es);
     }
     s.finish();
   }

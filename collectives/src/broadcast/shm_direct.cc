@@ -2,6 +2,7 @@
 // The root runs at most two steps ahead (double buffering).
 #include "algorithms/catalog.h"
 #include "algorithms/shm_direct.h"
+#include "core/copy.h"
 
 namespace smddp {
 
@@ -20,7 +21,7 @@ void broadcast_shm_direct(Context& ctx, const Group&, const Call& call) {
       s.post();
     } else {
       s.wait_posted(root, ctx.scope);
-      std::memcpy(at(call.recv, off * es), s.stage(root), c * es);
+      copy_out(at(call.recv, off * es), s.stage(root), c * es, call.count * es);
     }
     s.finish();
   }
