@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "engine.h"
 #include "algorithms/context.h"
 #include "algorithms/selector.h"
 #include "algorithms/shm_steps.h"
@@ -167,8 +168,13 @@ class EngineCommunicator final : public Communicator {
 
 }  // namespace
 
+std::unique_ptr<Communicator> make_engine_communicator(std::unique_ptr<Bootstrap> bootstrap,
+                                                       const CommunicatorOptions& options) {
+  return std::make_unique<EngineCommunicator>(std::move(bootstrap), options);
+}
+
 std::unique_ptr<Communicator> Communicator::create_from_mpi(const CommunicatorOptions& options) {
-  return std::make_unique<EngineCommunicator>(make_mpi_bootstrap(), options);
+  return make_engine_communicator(make_mpi_bootstrap(), options);
 }
 
 BufferCounts buffer_counts(Collective c, size_t count, int nranks) {
