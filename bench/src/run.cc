@@ -83,32 +83,42 @@ class Progress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-// Usage errors found after MPI started are the same on every rank: rank 0
-// prints, everyone exits 64.
+void end_mpi() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Finalize();
+}
+
+[[noreturn]] void abort_job(int code) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+// Usage errors found after the ranks connected are the same on every rank:
+// rank 0 prints, everyone exits 64.
 [[noreturn]] void usage_exit(int rank, const std::string& message) {
   if (rank == 0) std::fprintf(stderr, "smddp-bench: %s\n", message.c_str());
-  MPI_Finalize();
+  end_mpi();
   std::exit(kExitUsage);
 }
 
-void check_memory(const SweepPlan& plan, int rank) {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-  int local = 1;
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
-  // Buffers plus the engine's scratch (up to two more blocks of the vector).
+void check_memory(const SweepPlan& plan, Communicator& comm) {
+  // Buffers plus the engine's scratch (up to two more copies of the vector).
   const double per_rank = static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes) * 2;
   const double available = available_memory_bytes();
-  int fail = available > 0 && per_rank * local > available ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &fail, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  const int local = comm.local_size();
+  int32_t fail = available > 0 && per_rank * local > available ? 1 : 0;
+  comm.allreduce(&fail, &fail, 1, DataType::Int32, ReduceOp::Max);
   if (fail) {
     char msg[256];
     std::snprintf(msg, sizeof msg,
                   "the largest size needs about %.2f GiB per rank, %.2f GiB for the %d ranks on this host, "
                   "but only %.2f GiB is available; lower -e/--maxbytes",
                   per_rank / (1 << 30), per_rank * local / (1 << 30), local, available / (1 << 30));
-    usage_exit(rank, msg);
+    usage_exit(comm.rank(), msg);
   }
 }
 
@@ -150,16 +160,25 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
 }
 
 int run_benchmark(const BenchOptions& o) {
-  MPI_Init(nullptr, nullptr);
-  int rank = 0, nranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  std::unique_ptr<Communicator> comm;
+  try {
+    CommunicatorOptions copts;
+    copts.timeout_seconds = o.timeout;
+    comm = Communicator::create_from_mpi(copts);
+  } catch (const UsageError& e) {
+    usage_exit(0, e.what());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "smddp-bench: cannot connect the ranks: %s\n", e.what());
+    return kExitTimeout;
+  }
+  const int rank = comm->rank();
+  const int nranks = comm->size();
   if (o.root < 0 || o.root >= nranks) {
     usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of this job (0.." +
                          std::to_string(nranks - 1) + ")");
   }
   const SweepPlan plan = plan_sweep(o, nranks);
-  check_memory(plan, rank);
+  check_memory(plan, *comm);
 
   RunContext ctx;
   ctx.options = &o;
@@ -173,20 +192,12 @@ int run_benchmark(const BenchOptions& o) {
   Summary summary;
   std::vector<std::unique_ptr<Reporter>> reporters;
   try {
-    std::unique_ptr<Communicator> comm;
-    CommunicatorOptions copts;
-    copts.timeout_seconds = o.timeout;
-    comm = Communicator::create_from_mpi(copts);
     ctx.nnodes = comm->num_nodes();
-    for (int r = 0; r < nranks; ++r) {
-      ctx.hosts.push_back(comm->host(r));
-      ctx.nodes.push_back(-1);
-    }
-    std::vector<int> nodes(nranks);
-    int my_node = comm->node();
-    MPI_Allgather(&my_node, 1, MPI_INT, nodes.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    ctx.nodes = nodes;
-    if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(MPI_COMM_WORLD);
+    for (int r = 0; r < nranks; ++r) ctx.hosts.push_back(comm->host(r));
+    ctx.nodes.resize(nranks);
+    int32_t my_node = comm->node();
+    comm->allgather(&my_node, ctx.nodes.data(), 1, DataType::Int32);
+    if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(*comm);
     Watchdog::instance().start(comm->timeout(), rank, comm->host(rank));
 
     std::vector<std::unique_ptr<Backend>> backends;
@@ -203,7 +214,7 @@ int run_benchmark(const BenchOptions& o) {
     Progress progress(rank == 0 && !o.quiet, plan.rows.size());
     std::map<std::string, std::pair<double, int>> busbw_sum;
     size_t done = 0;
-    Sweep sweep(o, ctx, std::move(backends));
+    Sweep sweep(o, ctx, *comm, std::move(backends));
     sweep.run(plan, [&](const std::vector<RowResult>& results) {
       for (const auto& r : results) {
         summary.wrong += r.wrong;
@@ -244,14 +255,13 @@ int run_benchmark(const BenchOptions& o) {
       }
     }
     // Peers may be stuck in a collective: end the whole job with our code.
-    MPI_Abort(MPI_COMM_WORLD, exit_code);
-    return exit_code;
+    abort_job(exit_code);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "smddp-bench: rank %d: %s\n", rank, e.what());
-    MPI_Abort(MPI_COMM_WORLD, kExitRuntime);
-    return kExitRuntime;
+    abort_job(kExitRuntime);
   }
-  MPI_Finalize();
+  comm.reset();
+  end_mpi();
   return exit_code;
 }
 

@@ -1,7 +1,5 @@
 #include "sweep.h"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -42,10 +40,9 @@ SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
   return plan;
 }
 
-Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, std::vector<std::unique_ptr<Backend>> backends)
-    : o_(o), ctx_(ctx), backends_(std::move(backends)) {
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-}
+Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
+             std::vector<std::unique_ptr<Backend>> backends)
+    : o_(o), ctx_(ctx), comm_(comm), backends_(std::move(backends)), rank_(comm.rank()) {}
 
 void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row) {
   // Page-aligned sizes plus slack; touched once here so the first row does
@@ -143,8 +140,9 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
 
   // Across ranks: the iteration ends when its slowest rank does.
   double mine = std::accumulate(times.begin(), times.end(), 0.0) / o_.iters;
+  // Bookkeeping goes over our own engine, so it works under any bootstrap.
   std::vector<double> all(n);
-  MPI_Allgather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
+  comm_.allgather(&mine, all.data(), 1, DataType::Float64);
   switch (o_.average) {
     case Average::Rank0: r.time_us = all[0]; break;
     case Average::Mean: r.time_us = std::accumulate(all.begin(), all.end(), 0.0) / n; break;
@@ -152,7 +150,7 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
     case Average::Max: r.time_us = *std::max_element(all.begin(), all.end()); break;
   }
   if (o_.per_iteration) {
-    MPI_Allreduce(MPI_IN_PLACE, times.data(), o_.iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    comm_.allreduce(times.data(), times.data(), times.size(), DataType::Float64, ReduceOp::Max);
     r.stats = compute_stats(times);
   }
   std::vector<double> sorted = all;
@@ -162,9 +160,8 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
   if (n > 1 && median > 0 && all[slowest] > kStragglerFactor * median) {
     r.straggler = Straggler{slowest, ctx_.hosts[slowest], (all[slowest] / median - 1) * 100};
   }
-  unsigned long long total_wrong = wrong;
-  MPI_Allreduce(MPI_IN_PLACE, &total_wrong, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  r.wrong = total_wrong;
+  comm_.allreduce(&wrong, &wrong, 1, DataType::Uint64, ReduceOp::Sum);
+  r.wrong = wrong;
 
   if (r.time_us > 0) {
     r.algbw_gbps = static_cast<double>(rc.bytes) / 1e3 / r.time_us;  // bytes/us / 1e3 = GB/s

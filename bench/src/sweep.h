@@ -27,7 +27,9 @@ SweepPlan plan_sweep(const BenchOptions& o, int nranks);
 
 class Sweep {
  public:
-  Sweep(const BenchOptions& o, const RunContext& ctx, std::vector<std::unique_ptr<Backend>> backends);
+  // `comm` carries the harness's own bookkeeping (times, #wrong).
+  Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
+        std::vector<std::unique_ptr<Backend>> backends);
 
   // Runs every row; calls `on_row` on every rank with the results (rank 0's
   // hold the aggregated numbers). Throws smddp::Error on failure.
@@ -38,6 +40,7 @@ class Sweep {
 
   const BenchOptions& o_;
   const RunContext& ctx_;
+  Communicator& comm_;
   std::vector<std::unique_ptr<Backend>> backends_;
   int rank_ = 0;
   std::vector<char> send_, recv_;

@@ -1,5 +1,7 @@
 #include "system_info.h"
 
+#include <mpi.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -29,11 +31,9 @@ std::string mpi_library_version() {
   return v.substr(0, comma);
 }
 
-double measure_memory_bandwidth(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+double measure_memory_bandwidth(Communicator& comm) {
   double gbps = 0;
-  if (rank == 0) {
+  if (comm.rank() == 0) {
     constexpr size_t kBytes = 256u << 20;  // far beyond any cache
     std::vector<char> a(kBytes, 1), b(kBytes, 2);
     double best = 1e30;
@@ -46,7 +46,7 @@ double measure_memory_bandwidth(MPI_Comm comm) {
     }
     gbps = 2.0 * kBytes / best / 1e9;
   }
-  MPI_Bcast(&gbps, 1, MPI_DOUBLE, 0, comm);
+  comm.broadcast(&gbps, &gbps, 1, DataType::Float64, 0);
   return gbps;
 }
 

@@ -2,9 +2,9 @@
 // bandwidth (the physical bound --roofline compares against).
 #pragma once
 
-#include <mpi.h>
-
 #include <string>
+
+#include "smddp/communicator.h"
 
 namespace smddp::bench {
 
@@ -12,6 +12,6 @@ double available_memory_bytes();  // MemAvailable, 0 when unknown
 std::string mpi_library_version();
 // STREAM-style copy bandwidth (2 x bytes / time) in GB/s, measured by rank 0
 // while the others wait; every rank gets the number.
-double measure_memory_bandwidth(MPI_Comm comm);
+double measure_memory_bandwidth(Communicator& comm);
 
 }  // namespace smddp::bench

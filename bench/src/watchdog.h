@@ -15,6 +15,7 @@ namespace smddp::bench {
 class Watchdog {
  public:
   static Watchdog& instance();
+  ~Watchdog() { stop(); }
   // Starts the thread; `seconds` bounds each armed period. Call once.
   void start(double seconds, int rank, std::string host);
   void arm(Collective c, std::string_view backend);
