@@ -89,6 +89,7 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("--min-busbw", o.min_busbw, "Fail (exit 2) when the average bus bandwidth is below this, GB/s");
   app.add_flag("--roofline", o.roofline, "Measure host memory bandwidth; show busbw as a fraction of it");
   app.add_option("--seed", o.seed, "Seed of the generated data")->capture_default_str();
+  telemetry::add_metrics_options(app, o.metrics);
 }
 
 void finish_options(BenchOptions& o, const CliParts& parts) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "smddp/telemetry/metrics.h"
 #include "smddp/types.h"
 
 namespace smddp::bench {
@@ -40,6 +41,7 @@ struct BenchOptions {
   double min_busbw = 0;  // GB/s; 0 = no threshold
   bool roofline = false;
   uint64_t seed = 0x5eedULL;
+  telemetry::MetricsOptions metrics;
   std::vector<std::string> argv;
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "results.h"
+#include "smddp/telemetry/metrics.h"
 
 namespace smddp::bench {
 
@@ -22,6 +23,9 @@ class Reporter {
 std::unique_ptr<Reporter> make_table_reporter(bool quiet);
 std::unique_ptr<Reporter> make_json_reporter(const std::string& path);
 std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
+// nullptr when no export is asked for; throws UsageError for bad settings
+// (a port in use, a malformed URL) before the sweep starts.
+std::unique_ptr<Reporter> make_metrics_reporter(const telemetry::MetricsOptions& options, const RunContext& ctx);
 
 // Writes `text` to `path` through a temporary file and rename(), so readers
 // and crashes only ever see a complete file.

@@ -60,6 +60,7 @@ struct Summary {
   bool below_threshold = false;
   int exit_code = 0;
   std::string error;  // set when the run ended early
+  std::string timed_out_collective;
   bool complete = false;
 };
 

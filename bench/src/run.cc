@@ -205,10 +205,25 @@ int run_benchmark(const BenchOptions& o) {
       if (b == "smddp") backends.push_back(make_smddp_backend(*comm, o.algorithm));
       else backends.push_back(make_mpi_backend());
     }
+    // Metrics settings are checked (and the port bound) on rank 0 before the
+    // sweep; a usage error there ends every rank with 64.
+    std::unique_ptr<Reporter> metrics;
+    std::string metrics_error;
+    if (rank == 0) {
+      try {
+        metrics = make_metrics_reporter(o.metrics, ctx);
+      } catch (const UsageError& e) {
+        metrics_error = e.what();
+      }
+    }
+    int32_t metrics_failed = metrics_error.empty() ? 0 : 1;
+    comm->broadcast(&metrics_failed, &metrics_failed, 1, DataType::Int32, 0);
+    if (metrics_failed) usage_exit(rank, metrics_error);
     if (rank == 0) {
       reporters.push_back(make_table_reporter(o.quiet));
       if (!o.json_path.empty()) reporters.push_back(make_json_reporter(o.json_path));
       if (!o.csv_path.empty()) reporters.push_back(make_csv_reporter(o.csv_path));
+      if (metrics) reporters.push_back(std::move(metrics));
       for (auto& r : reporters) r->begin(ctx);
     }
     Progress progress(rank == 0 && !o.quiet, plan.rows.size());
@@ -248,6 +263,11 @@ int run_benchmark(const BenchOptions& o) {
     std::fflush(stderr);
     summary.error = e.what();
     summary.exit_code = exit_code;
+    if (dynamic_cast<const TimeoutError*>(&e)) {
+      // TimeoutError messages start with the collective's name.
+      std::string what = e.what();
+      summary.timed_out_collective = what.substr(0, what.find(' '));
+    }
     for (auto& rep : reporters) {
       try {
         rep->end(summary);

@@ -1,0 +1,103 @@
+#include "bench_registry.h"
+
+#include <chrono>
+
+namespace smddp::telemetry {
+namespace {
+
+std::string bounded(const std::string& value) {
+  if (value.empty()) return "none";
+  return value.substr(0, kMaxLabelValueLength);
+}
+
+double seconds_since_epoch() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+template <typename T>
+prometheus::Family<T>& family(prometheus::Registry& registry, const char* name, const char* help) {
+  if constexpr (std::is_same_v<T, prometheus::Gauge>) {
+    return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+  } else {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(registry);
+  }
+}
+
+}  // namespace
+
+prometheus::Labels row_labels(const BenchRow& row) {
+  return {{"collective", bounded(row.collective)}, {"dtype", bounded(row.dtype)},
+          {"op", bounded(row.op)},                 {"size", std::to_string(row.bytes)},
+          {"backend", bounded(row.backend)},       {"algorithm", bounded(row.algorithm)},
+          {"placement", row.in_place ? "in-place" : "out-of-place"}};
+}
+
+BenchRegistry::BenchRegistry(const RunInfo& run, const std::string& host)
+    : info_(family<prometheus::Gauge>(*registry_, "smddp_bench_info",
+                                      "Run metadata of smddp-bench; always 1, the labels carry the information")),
+      busbw_(family<prometheus::Gauge>(*registry_, "smddp_bench_busbw_bytes_per_second",
+                                       "Bus bandwidth of the last result for these labels (nccl-tests busbw)")),
+      algbw_(family<prometheus::Gauge>(*registry_, "smddp_bench_algbw_bytes_per_second",
+                                       "Algorithm bandwidth (size / time) of the last result for these labels")),
+      time_(family<prometheus::Gauge>(*registry_, "smddp_bench_time_seconds",
+                                      "Mean time of one collective call of the last result for these labels")),
+      wrong_(family<prometheus::Counter>(*registry_, "smddp_bench_wrong_values_total",
+                                         "Result elements that differed from the reference")),
+      iterations_(family<prometheus::Counter>(*registry_, "smddp_bench_iterations_total",
+                                              "Timed collective calls")),
+      results_(family<prometheus::Counter>(*registry_, "smddp_bench_results_total",
+                                           "Result rows recorded")),
+      timeouts_(family<prometheus::Counter>(*registry_, "smddp_bench_timeouts_total",
+                                            "Collective calls that passed their deadline")),
+      last_update_(family<prometheus::Gauge>(*registry_, "smddp_bench_last_update_timestamp_seconds",
+                                             "Unix time of the last recorded result")),
+      exit_code_(family<prometheus::Gauge>(*registry_, "smddp_bench_exit_code",
+                                           "Exit code of smddp-bench, set when the sweep ends")) {
+  info_
+      .Add({{"version", bounded(run.version)},
+            {"backends", bounded(run.backends)},
+            {"hosts", bounded(run.hosts_csv)},
+            {"host", bounded(host)},
+            {"nranks", std::to_string(run.nranks)},
+            {"nnodes", std::to_string(run.nnodes)},
+            {"mem", bounded(run.mem)}})
+      .Set(1);
+  touch();
+}
+
+std::vector<prometheus::MetricFamily> BenchRegistry::Collect() const {
+  auto families = registry_->Collect();
+  for (auto& f : latency_.Collect()) families.push_back(std::move(f));
+  return families;
+}
+
+void BenchRegistry::touch() { last_update_.Add({}).Set(seconds_since_epoch()); }
+
+void BenchRegistry::record(const BenchRow& row) {
+  const prometheus::Labels labels = row_labels(row);
+  constexpr double kBytesPerGB = 1e9;
+  constexpr double kSecondsPerUs = 1e-6;
+  busbw_.Add(labels).Set(row.busbw_gbps * kBytesPerGB);
+  algbw_.Add(labels).Set(row.algbw_gbps * kBytesPerGB);
+  time_.Add(labels).Set(row.time_us * kSecondsPerUs);
+  if (row.max_us > 0) {  // per-iteration statistics were measured
+    std::vector<LatencySummaries::Quantile> quantiles;
+    for (const auto& q : kLatencyQuantiles) quantiles.push_back({q.quantile, row.*q.field * kSecondsPerUs});
+    latency_.observe(labels, std::move(quantiles), row.iterations,
+                     row.time_us * kSecondsPerUs * static_cast<double>(row.iterations));
+  }
+  wrong_.Add(labels).Increment(static_cast<double>(row.wrong));
+  iterations_.Add(labels).Increment(static_cast<double>(row.iterations));
+  results_.Add({{"collective", bounded(row.collective)}, {"backend", bounded(row.backend)}}).Increment();
+  timeouts_.Add({{"collective", bounded(row.collective)}});  // present at 0 from the first result on
+  touch();
+}
+
+void BenchRegistry::record_timeout(const std::string& collective) {
+  timeouts_.Add({{"collective", bounded(collective)}}).Increment();
+  touch();
+}
+
+void BenchRegistry::set_exit_code(int exit_code) { exit_code_.Add({}).Set(exit_code); }
+
+}  // namespace smddp::telemetry
