@@ -266,6 +266,24 @@ def test_threshold():
         fail(f"exit {r.returncode}\n{r.stdout}")
 
 
+def test_roofline():
+    """--roofline: one host bandwidth measurement, every row as a fraction of it."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        r = run(mpirun(2, "allgather", "-b", "1M", "-e", "4M", "-n", "2", "--roofline", "-J", out))
+        if r.returncode != 0:
+            fail(f"exit {r.returncode}\n{r.stderr}")
+        doc = json.load(open(out))
+        bw = doc.get("host_memory_bandwidth_gbps", 0)
+        if bw <= 0 or "host memory bandwidth" not in r.stdout:
+            fail("no host memory bandwidth measured")
+        for x in doc["rows"]:
+            if abs(x["roof_fraction"] - x["busbw_gbps"] / bw) > 1e-6:
+                fail(f"roof_fraction {x['roof_fraction']} != busbw / bound in {x}")
+        if any(len(row) != 17 for row in table_rows(r.stdout)):
+            fail("table rows lack the roof column")
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
