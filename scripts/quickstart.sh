@@ -8,8 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 "$SMDDP_ROOT/scripts/install-deps.sh"
 echo "== build ($SMDDP_BUILD_DIR)"
-configure_and_build "$SMDDP_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMDDP_BUILD_TESTS=OFF
+configure_and_build "$SMDDP_BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ranks=${SMDDP_QUICKSTART_RANKS:-4}
-echo "== mpirun -np $ranks smddp-bench allreduce -b 8 -e 64M -f 4 -c 1 --backend smddp,mpi"
+echo "== mpirun -np $ranks smddp-bench allreduce -b 8 -e 64M -f 2 -c 1 --backend smddp,mpi"
 mpirun --oversubscribe --bind-to none -np "$ranks" \
-  "$SMDDP_BUILD_DIR/bench/smddp-bench" allreduce -b 8 -e 64M -f 4 -c 1 --backend smddp,mpi
+  "$SMDDP_BUILD_DIR/bench/smddp-bench" allreduce -b 8 -e 64M -f 2 -c 1 --backend smddp,mpi
