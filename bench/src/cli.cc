@@ -57,6 +57,23 @@ void check_writable(const std::string& path, const std::string& flag) {
   }
 }
 
+// A comma list of names, or "all"; unknown names list the valid ones.
+template <typename T, typename Parse>
+std::vector<T> parse_names(const std::string& list, std::span<const T> every, Parse parse, const std::string& flag,
+                           const std::string& what) {
+  const std::string valid =
+      join_names<T>(every, [](T x) { return to_string(x); }) + ", all";
+  std::vector<T> out;
+  for (const auto& name : split(list)) {
+    if (name == "all") return {every.begin(), every.end()};
+    auto value = parse(name);
+    if (!value) throw UsageError("unknown " + what + " '" + name + "'; valid: " + valid);
+    out.push_back(*value);
+  }
+  if (out.empty()) throw UsageError(flag + " is empty; valid: " + valid);
+  return out;
+}
+
 }  // namespace
 
 void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
@@ -127,31 +144,8 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   if (parts.average < 0 || parts.average > 3) throw UsageError("-a/--average must be 0, 1, 2 or 3");
   o.average = static_cast<Average>(parts.average);
 
-  auto list_dtypes = [] { return join_names<DataType>(all_dtypes(), [](DataType x) { return to_string(x); }); };
-  o.dtypes.clear();
-  for (const auto& name : split(parts.datatype)) {
-    if (name == "all") {
-      o.dtypes.assign(all_dtypes().begin(), all_dtypes().end());
-      break;
-    }
-    auto t = parse_dtype(name);
-    if (!t) throw UsageError("unknown datatype '" + name + "'; valid: " + list_dtypes() + ", all");
-    o.dtypes.push_back(*t);
-  }
-  if (o.dtypes.empty()) throw UsageError("-d/--datatype is empty; valid: " + list_dtypes() + ", all");
-
-  auto list_ops = [] { return join_names<ReduceOp>(all_ops(), [](ReduceOp x) { return to_string(x); }); };
-  o.ops.clear();
-  for (const auto& name : split(parts.op)) {
-    if (name == "all") {
-      o.ops.assign(all_ops().begin(), all_ops().end());
-      break;
-    }
-    auto op = parse_op(name);
-    if (!op) throw UsageError("unknown op '" + name + "'; valid: " + list_ops() + ", all");
-    o.ops.push_back(*op);
-  }
-  if (o.ops.empty()) throw UsageError("-o/--op is empty; valid: " + list_ops() + ", all");
+  o.dtypes = parse_names<DataType>(parts.datatype, all_dtypes(), parse_dtype, "-d/--datatype", "datatype");
+  o.ops = parse_names<ReduceOp>(parts.op, all_ops(), parse_op, "-o/--op", "op");
 
   o.backends = split(parts.backend);
   if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, nccl");
