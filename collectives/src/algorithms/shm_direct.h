@@ -12,6 +12,8 @@ namespace smddp::shm_direct {
 // Below this many bytes per step every rank reduces the whole chunk itself:
 // one synchronisation instead of two, the work is negligible.
 inline constexpr size_t kReplicatedReduceBytes = 4096;
+// Up to this many local ranks every rank reduces whole chunks (allreduce).
+inline constexpr int kReplicatedReduceRanks = 2;
 
 // Elements of [off, off + chunk) that fall inside a block of `length`.
 inline size_t piece(size_t length, size_t off, size_t chunk) {
@@ -19,7 +21,7 @@ inline size_t piece(size_t length, size_t off, size_t chunk) {
 }
 
 // Pointers to the same offset of every local rank's stage buffer.
-inline const std::vector<const void*>& stage_pointers(ShmSteps& s, size_t byte_offset) {
+inline std::vector<const void*>& stage_pointers(ShmSteps& s, size_t byte_offset) {
   thread_local std::vector<const void*> ptrs;
   ptrs.resize(s.size());
   for (int p = 0; p < s.size(); ++p) ptrs[p] = s.stage(p) + byte_offset;

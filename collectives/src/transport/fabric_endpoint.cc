@@ -1,0 +1,136 @@
+// Finding and opening a libfabric RDM endpoint. fi_getinfo may offer one
+// entry per interface (tcp lists eth0, lo and IPv6 variants): we take the
+// first IPv4, non-loopback one, since peers on other hosts must reach the
+// address we publish; FI_TCP_IFACE (libfabric's own knob) narrows the list.
+#include "transport/fabric_endpoint.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <cstring>
+
+#include "smddp/error.h"
+
+namespace smddp {
+namespace {
+
+constexpr uint32_t kFabricApi = FI_VERSION(1, 9);
+constexpr size_t kCompletionQueueDepth = 4096;
+
+fi_info* make_hints(const std::string& provider) {
+  fi_info* hints = fi_allocinfo();
+  if (!hints) throw TransportError("libfabric: fi_allocinfo failed");
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_TAGGED | FI_SEND | FI_RECV;
+  // Every op carries its own fi_context2, so providers that need one may.
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  // The registration modes we can satisfy; the provider says which it needs.
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_ENDPOINT;
+  hints->domain_attr->threading = FI_THREAD_DOMAIN;
+  if (!provider.empty()) hints->fabric_attr->prov_name = strdup(provider.c_str());
+  return hints;
+}
+
+// Prefers an entry whose address other hosts can reach.
+fi_info* pick(fi_info* list) {
+  for (fi_info* i = list; i; i = i->next) {
+    const char* dom = i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "";
+    if (std::strcmp(dom, "lo") != 0 && i->addr_format != FI_SOCKADDR_IN6) return i;
+  }
+  return list;
+}
+
+void check(int rc, const char* what, const std::string& provider) {
+  if (rc == 0) return;
+  throw TransportError("libfabric " + std::string(what) + " on provider '" + provider +
+                       "' failed: " + fabric_strerror(rc));
+}
+
+}  // namespace
+
+std::string fabric_strerror(long rc) {
+  return std::to_string(rc) + " (" + fi_strerror(static_cast<int>(rc < 0 ? -rc : rc)) + ")";
+}
+
+bool fabric_provider_available(const std::string& provider) {
+  fi_info* hints = make_hints(provider);
+  fi_info* list = nullptr;
+  int rc = fi_getinfo(kFabricApi, nullptr, nullptr, 0, hints, &list);
+  fi_freeinfo(hints);
+  if (list) fi_freeinfo(list);
+  return rc == 0 && list;
+}
+
+std::unique_ptr<FabricEndpoint> FabricEndpoint::open(const std::string& provider) {
+  auto e = std::make_unique<FabricEndpoint>();
+  fi_info* hints = make_hints(provider);
+  fi_info* list = nullptr;
+  int rc = fi_getinfo(kFabricApi, nullptr, nullptr, 0, hints, &list);
+  fi_freeinfo(hints);
+  if (rc != 0 || !list) {
+    throw TransportError("libfabric provider '" + provider +
+                         "' offers no reliable tagged endpoint (fi_getinfo: " + fabric_strerror(rc) +
+                         "); check `fi_info -p '" + provider + "' -t FI_EP_RDM`");
+  }
+  e->info = fi_dupinfo(pick(list));
+  fi_freeinfo(list);
+  fi_info* info = e->info;
+  e->provider = info->fabric_attr->prov_name ? info->fabric_attr->prov_name : provider;
+  e->domain_name = info->domain_attr->name ? info->domain_attr->name : "";
+  const uint64_t mr_mode = static_cast<uint64_t>(info->domain_attr->mr_mode);
+  e->mr_local = (mr_mode & FI_MR_LOCAL) != 0;
+  e->mr_endpoint = (mr_mode & FI_MR_ENDPOINT) != 0;
+  e->mr_prov_key = (mr_mode & FI_MR_PROV_KEY) != 0;
+  e->max_msg_size = info->ep_attr->max_msg_size ? info->ep_attr->max_msg_size : (size_t{1} << 30);
+  e->inject_size = info->tx_attr->inject_size;
+
+  check(fi_fabric(info->fabric_attr, &e->fabric, nullptr), "fi_fabric", e->provider);
+  check(fi_domain(e->fabric, info, &e->domain, nullptr), "fi_domain", e->provider);
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  cq_attr.size = kCompletionQueueDepth;
+  cq_attr.wait_obj = FI_WAIT_NONE;  // we poll; the router's backoff sleeps
+  check(fi_cq_open(e->domain, &cq_attr, &e->cq, nullptr), "fi_cq_open", e->provider);
+  fi_av_attr av_attr{};
+  av_attr.type = FI_AV_TABLE;
+  check(fi_av_open(e->domain, &av_attr, &e->av, nullptr), "fi_av_open", e->provider);
+  check(fi_endpoint(e->domain, info, &e->ep, nullptr), "fi_endpoint", e->provider);
+  check(fi_ep_bind(e->ep, &e->cq->fid, FI_TRANSMIT | FI_RECV), "fi_ep_bind(cq)", e->provider);
+  check(fi_ep_bind(e->ep, &e->av->fid, 0), "fi_ep_bind(av)", e->provider);
+  check(fi_enable(e->ep), "fi_enable", e->provider);
+  return e;
+}
+
+FabricEndpoint::~FabricEndpoint() {
+  // Reverse order of creation; each close also cancels what is posted on it.
+  if (ep) fi_close(&ep->fid);
+  if (av) fi_close(&av->fid);
+  if (cq) fi_close(&cq->fid);
+  if (domain) fi_close(&domain->fid);
+  if (fabric) fi_close(&fabric->fid);
+  if (info) fi_freeinfo(info);
+}
+
+std::vector<char> FabricEndpoint::address() const {
+  std::vector<char> name(256);
+  size_t len = name.size();
+  check(fi_getname(&ep->fid, name.data(), &len), "fi_getname", provider);
+  name.resize(len);
+  return name;
+}
+
+void FabricEndpoint::insert_peers(const std::vector<std::vector<char>>& addresses) {
+  for (size_t r = 0; r < addresses.size(); ++r) {
+    fi_addr_t got = FI_ADDR_NOTAVAIL;
+    int n = fi_av_insert(av, addresses[r].data(), 1, &got, 0, nullptr);
+    if (n != 1 || got != r) {
+      throw TransportError("libfabric fi_av_insert of rank " + std::to_string(r) + " on provider '" +
+                           provider + "' failed: " + fabric_strerror(n < 0 ? n : -FI_EINVAL));
+    }
+  }
+}
+
+}  // namespace smddp
