@@ -3,13 +3,23 @@
 #include <sched.h>
 #include <time.h>
 
+#include <atomic>
+
 namespace smddp {
 namespace {
 
-constexpr uint64_t kSpinPolls = 2000;   // ~ a few microseconds of pause loops
-constexpr uint64_t kYieldPolls = 4000;  // then give the core away
-constexpr long kNapNanos = 50'000;      // then short naps
+struct Phases {
+  uint64_t spin;   // polls with a pause instruction
+  uint64_t yield;  // then polls that give the core away
+  long nap_ns;     // then short naps
+};
+// A core each: the data is usually a few hundred nanoseconds away.
+constexpr Phases kDedicated{2000, 4000, 50'000};
+// Shared cores: the peer we wait for may need ours to run at all.
+constexpr Phases kShared{32, 512, 20'000};
 constexpr uint64_t kSlowCheckEvery = 256;
+
+std::atomic<bool> g_oversubscribed{false};
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -21,19 +31,23 @@ inline void cpu_relax() {
 
 }  // namespace
 
+void set_oversubscribed(bool value) { g_oversubscribed.store(value, std::memory_order_relaxed); }
+bool oversubscribed() { return g_oversubscribed.load(std::memory_order_relaxed); }
+
 bool Backoff::pause() {
+  const Phases& p = oversubscribed() ? kShared : kDedicated;
   ++polls_;
-  if (polls_ < kSpinPolls) {
+  if (polls_ < p.spin) {
     cpu_relax();
     return (polls_ & 1023) == 0;
   }
-  if (polls_ < kYieldPolls) {
+  if (polls_ < p.yield) {
     sched_yield();
     return (polls_ & 255) == 0;
   }
-  timespec nap{0, kNapNanos};
+  timespec nap{0, p.nap_ns};
   nanosleep(&nap, nullptr);
-  return (polls_ % kSlowCheckEvery) == 0 || polls_ == kYieldPolls;
+  return (polls_ % kSlowCheckEvery) == 0 || polls_ == p.yield;
 }
 
 }  // namespace smddp

@@ -23,6 +23,12 @@ class Deadline {
   Clock::time_point when_;
 };
 
+// When ranks outnumber this process's cores, spinning only burns the core a
+// peer needs: waits then give the core away almost at once. Set once by the
+// communicator.
+void set_oversubscribed(bool oversubscribed);
+bool oversubscribed();
+
 class Backoff {
  public:
   // One failed poll. Returns true every ~100 ms of sleeping, when the caller

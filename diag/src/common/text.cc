@@ -1,0 +1,188 @@
+#include "common/text.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+namespace smddp::diag {
+
+std::vector<std::string> split(std::string_view text, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string item = trim(text.substr(start, end - start));
+    if (!item.empty()) out.push_back(std::move(item));
+    start = end + 1;
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string trim(std::string_view text) {
+  size_t b = 0, e = text.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+  return std::string(text.substr(b, e - b));
+}
+
+bool starts_with(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::optional<double> parse_double(std::string_view text) {
+  std::string s = trim(text);
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> parse_int(std::string_view text) {
+  std::string s = trim(text);
+  if (s.empty()) return std::nullopt;
+  if (starts_with(s, "0x") || starts_with(s, "0X")) {
+    auto v = parse_hex(s);
+    if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(*v);
+  }
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> parse_hex(std::string_view text) {
+  std::string s = trim(text);
+  if (starts_with(s, "0x") || starts_with(s, "0X")) s = s.substr(2);
+  if (s.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  std::string s = trim(text);
+  size_t i = 0;
+  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+  if (i == 0) return std::nullopt;
+  auto number = parse_double(s.substr(0, i));
+  if (!number || *number < 0) return std::nullopt;
+  std::string unit = trim(s.substr(i));
+  struct Unit { const char* name; double factor; };
+  static const std::array<Unit, 17> units{{
+      {"", 1}, {"B", 1},
+      {"K", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3},
+      {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},
+      {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
+      {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+      {"P", 1125899906842624.0}, {"PiB", 1125899906842624.0}, {"PB", 1e15},
+  }};
+  for (const Unit& u : units) {
+    if (unit == u.name) {
+      double bytes = *number * u.factor;
+      if (bytes > 1.8e19) return std::nullopt;
+      // A fractional byte count means a typo ("1.5" bytes), not a size.
+      if (u.factor == 1 && bytes != std::floor(bytes)) return std::nullopt;
+      return static_cast<uint64_t>(std::llround(bytes));
+    }
+  }
+  return std::nullopt;
+}
+
+std::string format_number(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
+
+std::string format_bytes(uint64_t bytes) {
+  static const char* names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0) return fmt::format("{} B", bytes);
+  if (v == std::floor(v)) return fmt::format("{:.0f} {}", v, names[u]);
+  return fmt::format("{:.1f} {}", v, names[u]);
+}
+
+std::string shell_quote(std::string_view word) {
+  bool plain = !word.empty();
+  for (char c : word) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || std::string_view("@%+=:,./_-").find(c) != std::string_view::npos)) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) return std::string(word);
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::optional<std::string> cpu_mask_to_list(std::string_view mask) {
+  // Words are 32-bit hex groups, most significant first.
+  std::vector<std::string> words = split(mask, ',');
+  if (words.empty()) return std::nullopt;
+  std::vector<bool> bits;
+  for (auto it = words.rbegin(); it != words.rend(); ++it) {
+    auto v = parse_hex(*it);
+    if (!v || it->size() > 10) return std::nullopt;
+    for (int b = 0; b < 32; ++b) bits.push_back((*v >> b) & 1u);
+  }
+  std::vector<std::string> ranges;
+  for (size_t i = 0; i < bits.size(); ++i) {
+    if (!bits[i]) continue;
+    size_t j = i;
+    while (j + 1 < bits.size() && bits[j + 1]) ++j;
+    ranges.push_back(i == j ? std::to_string(i) : fmt::format("{}-{}", i, j));
+    i = j;
+  }
+  return join(ranges, ",");
+}
+
+std::optional<std::string> normalize_busid(std::string_view busid) {
+  std::string s = trim(busid);
+  // [domain:]bus:device.function, hex fields.
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    if (i == s.size() || s[i] == ':' || s[i] == '.') {
+      parts.push_back(s.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  if (parts.size() == 3) parts.insert(parts.begin(), "0");
+  if (parts.size() != 4) return std::nullopt;
+  if (s.find('.') == std::string::npos || s.rfind('.') < s.rfind(':')) return std::nullopt;
+  std::array<uint64_t, 4> v{};
+  for (size_t i = 0; i < 4; ++i) {
+    auto x = parse_hex(parts[i]);
+    if (!x || parts[i].empty() || parts[i].size() > 8) return std::nullopt;
+    v[i] = *x;
+  }
+  if (v[0] > 0xffff || v[1] > 0xff || v[2] > 0x1f || v[3] > 7) return std::nullopt;
+  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", v[0], v[1], v[2], v[3]);
+}
+
+}  // namespace smddp::diag

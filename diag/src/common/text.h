@@ -1,0 +1,42 @@
+// Small string helpers shared by the diag commands: splitting, sizes with
+// unit suffixes, human-readable numbers and shell quoting.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smddp::diag {
+
+std::vector<std::string> split(std::string_view text, char sep);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+std::string trim(std::string_view text);
+bool starts_with(std::string_view text, std::string_view prefix);
+
+// "4096", "64KiB", "1.5GiB", "10GB", "8M": binary for K/M/G/T, KiB.. and
+// decimal for KB/MB/GB/TB. nullopt when the text is not a size.
+std::optional<uint64_t> parse_size(std::string_view text);
+// Integer or hexadecimal (0x...) text; nullopt otherwise.
+std::optional<int64_t> parse_int(std::string_view text);
+std::optional<uint64_t> parse_hex(std::string_view text);
+std::optional<double> parse_double(std::string_view text);
+
+// 1536 -> "1.5 KiB"; exact powers print without decimals ("64 MiB").
+std::string format_bytes(uint64_t bytes);
+// Fixed decimals without trailing noise: format_number(2.50, 2) -> "2.50".
+std::string format_number(double value, int decimals);
+
+// Quotes for a POSIX shell when needed: abc -> abc, a b -> 'a b'.
+std::string shell_quote(std::string_view word);
+
+// Hex CPU mask as NCCL and the kernel write it ("000000ff,ffff0000") -> "0-7,48-63".
+// nullopt for text that is not a mask.
+std::optional<std::string> cpu_mask_to_list(std::string_view mask);
+
+// PCI bus id in canonical lower-case "dddd:bb:dd.f"; accepts NVML's
+// "00000000:10:1C.0" and bare "10:1c.0". nullopt when malformed.
+std::optional<std::string> normalize_busid(std::string_view busid);
+
+}  // namespace smddp::diag

@@ -1,0 +1,103 @@
+// smddp-diag exporter: serves node, GPU, EFA and preflight metrics on
+// /metrics until SIGINT or SIGTERM (or --exit-after).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <cmath>
+#include <iostream>
+
+#include "commands.h"
+#include "common/exit_codes.h"
+#include "common/text.h"
+#include "exporter/node_sampler.h"
+#include "smddp/error.h"
+#include "smddp/telemetry/exposer.h"
+
+namespace smddp::diag {
+namespace {
+
+class ExporterCommand final : public Command {
+ public:
+  ExporterCommand(CLI::App& parent, const GlobalOptions& global) : global_(global) {
+    app_ = parent.add_subcommand("exporter", "Serve node, GPU, EFA and preflight metrics for Prometheus");
+    app_->add_option("--listen", listen_, "ADDRESS:PORT to serve /metrics on (port 0: any free port)")->capture_default_str();
+    app_->add_option("--interval", interval_, "Seconds between samples")->capture_default_str();
+    app_->add_option("--preflight-report", report_, "Preflight JSON report to export (re-read every interval)");
+    app_->add_option("--port-file", port_file_, "Write the listening port to this file once serving");
+    app_->add_option("--exit-after", exit_after_, "Stop after this many seconds (0: run until SIGINT/SIGTERM)")->capture_default_str();
+  }
+
+  CLI::App* app() const override { return app_; }
+
+  void validate() override {
+    root_ = SystemRoot::from_option(global_.sysfs_root);
+    Nvml::check_library_option(global_.nvml_library);
+    const size_t colon = listen_.rfind(':');
+    if (colon == std::string::npos) throw UsageError("--listen '" + listen_ + "' is not ADDRESS:PORT");
+    bind_ = listen_.substr(0, colon);
+    if (bind_.empty()) bind_ = "0.0.0.0";
+    auto port = parse_int(listen_.substr(colon + 1));
+    if (!port || *port < 0 || *port > 65535) throw UsageError("--listen '" + listen_ + "': port must be 0..65535");
+    port_ = static_cast<int>(*port);
+    if (!(interval_ >= 0.05) || !std::isfinite(interval_)) throw UsageError("--interval must be at least 0.05 seconds");
+    if (!(exit_after_ >= 0)) throw UsageError("--exit-after must not be negative");
+    check_writable(port_file_, "--port-file");
+  }
+
+  int run() override {
+    // Signals go to this thread only (the HTTP threads inherit the mask).
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+    // Listening comes first: a port in use is a usage error before any work.
+    auto registry = std::make_shared<prometheus::Registry>();
+    auto exposer = telemetry::serve_registry(bind_, port_, registry);
+    NodeSampler sampler(*registry, root_, Nvml::library_name(global_.nvml_library), report_);
+    sampler.sample();
+    const int port = telemetry::listening_port(*exposer);
+    if (!port_file_.empty()) write_atomically(port_file_, std::to_string(port) + "\n");
+    std::cout << "smddp-diag exporter: serving http://" << telemetry::host_port(bind_, port) << "/metrics" << std::endl;
+
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      double wait = interval_;
+      if (exit_after_ > 0) {
+        double left = exit_after_ - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (left <= 0) break;
+        wait = std::min(wait, left);
+      }
+      timespec ts{};
+      ts.tv_sec = static_cast<time_t>(wait);
+      ts.tv_nsec = static_cast<long>((wait - static_cast<double>(ts.tv_sec)) * 1e9);
+      int sig = sigtimedwait(&stop, nullptr, &ts);
+      if (sig == SIGINT || sig == SIGTERM) break;
+      if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
+      sampler.sample();
+    }
+    return kExitOk;
+  }
+
+ private:
+  const GlobalOptions& global_;
+  CLI::App* app_ = nullptr;
+  std::string listen_ = "0.0.0.0:9400";
+  double interval_ = 5;
+  std::string report_, port_file_;
+  double exit_after_ = 0;
+  SystemRoot root_;
+  std::string bind_;
+  int port_ = 9400;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_exporter_command(CLI::App& parent, const GlobalOptions& global) {
+  return std::make_unique<ExporterCommand>(parent, global);
+}
+
+}  // namespace smddp::diag

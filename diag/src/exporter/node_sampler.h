@@ -1,0 +1,66 @@
+// The exporter's view of a node, refreshed every interval into a Prometheus
+// registry (scrapes read the registry and never wait for a sample):
+//   smddp_node_cpu_utilization_ratio, smddp_node_memory_{used,total}_bytes   /proc
+//   smddp_gpu_{utilization_ratio,memory_used_bytes,temperature_celsius,power_watts}{gpu}   NVML
+//   smddp_efa_hw_counters_total{device,port,counter}   /sys/class/infiniband/*/ports/*/hw_counters
+//   smddp_preflight_*   the last preflight JSON report (preflight_metrics.h)
+//   smddp_diag_info{version,host,nvml,gpus}   always 1
+// Series carry no host label: Prometheus' instance label names the node.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "common/files.h"
+#include "preflight/preflight_metrics.h"
+#include "system/nvml.h"
+#include "system/proc_stats.h"
+
+namespace smddp::diag {
+
+class NodeSampler {
+ public:
+  NodeSampler(prometheus::Registry& registry, SystemRoot root, const std::string& nvml_library, std::string preflight_report);
+  ~NodeSampler();
+  void sample();
+
+ private:
+  void sample_host();
+  void sample_gpus();
+  void sample_counters();
+  void sample_preflight();
+  void set_gpu(prometheus::Family<prometheus::Gauge>& family, std::map<int, prometheus::Gauge*>& gauges, int gpu,
+               std::optional<double> value);
+
+  SystemRoot root_;
+  std::string preflight_path_;
+  std::unique_ptr<Nvml> nvml_;
+  std::optional<CpuTimes> last_cpu_;
+  prometheus::Gauge& cpu_;
+  prometheus::Gauge& mem_used_;
+  prometheus::Gauge& mem_total_;
+  prometheus::Family<prometheus::Gauge>& gpu_util_family_;
+  prometheus::Family<prometheus::Gauge>& gpu_mem_family_;
+  prometheus::Family<prometheus::Gauge>& gpu_temp_family_;
+  prometheus::Family<prometheus::Gauge>& gpu_power_family_;
+  std::map<int, prometheus::Gauge*> gpu_util_, gpu_mem_, gpu_temp_, gpu_power_;
+  prometheus::Family<prometheus::Counter>& efa_family_;
+  struct CounterState {
+    prometheus::Counter* counter = nullptr;
+    uint64_t last = 0;
+  };
+  std::map<std::tuple<std::string, int, std::string>, CounterState> efa_;
+  PreflightMetrics preflight_;
+  std::string preflight_seen_;  // last report text, to parse only on change
+  bool preflight_warned_ = false;
+};
+
+}  // namespace smddp::diag

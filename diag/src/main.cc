@@ -1,0 +1,87 @@
+// smddp-diag: topology, fabric probes, preflight health checks and a node
+// exporter. Exit codes: 0 ok, 1 unhealthy, 64 usage, 69 unavailable, 70 runtime.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "commands.h"
+#include "common/exit_codes.h"
+#include "smddp/error.h"
+#include "smddp/version.h"
+
+namespace {
+
+int usage_error(const std::string& what) {
+  std::cerr << "smddp-diag: " << what << "\n";
+  return smddp::diag::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace smddp::diag;
+  CLI::App app{"smddp-diag: topology, fabric probes, preflight health checks and a node exporter", "smddp-diag"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", std::string(smddp::kVersion));
+  GlobalOptions global;
+  app.add_option("--sysfs-root", global.sysfs_root,
+                 "Read /sys and /proc under this directory (tests; default SMDDP_SYSFS_ROOT or /)");
+  app.add_option("--nvml-library", global.nvml_library,
+                 "NVML library to load (default SMDDP_NVML_LIBRARY or libnvidia-ml.so.1)");
+
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_topo_command(app, global));
+  commands.push_back(make_fabric_command(app, global));
+  commands.push_back(make_preflight_command(app, global));
+  commands.push_back(make_exporter_command(app, global));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    if (what.empty() || what.find("subcommand") != std::string::npos) {
+      what = "a subcommand is required: topo, fabric, preflight or exporter";
+      for (int i = 1; i < argc; ++i) {
+        if (argv[i][0] != '-') {
+          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight or exporter";
+          break;
+        }
+      }
+    }
+    return usage_error(what + " (see smddp-diag --help)");
+  }
+
+  Command* selected = nullptr;
+  for (auto& c : commands) {
+    if (c->app()->parsed()) selected = c.get();
+  }
+  if (!selected) return usage_error("a subcommand is required: topo, fabric, preflight or exporter");
+  try {
+    selected->validate();
+  } catch (const smddp::UsageError& e) {
+    return usage_error(e.what());
+  } catch (const std::exception& e) {
+    std::cerr << "smddp-diag: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+  try {
+    return selected->run();
+  } catch (const smddp::UsageError& e) {
+    return usage_error(e.what());
+  } catch (const UnavailableError& e) {
+    std::cerr << "smddp-diag " << selected->app()->get_name() << ": " << e.what() << "\n";
+    return kExitUnavailable;
+  } catch (const std::exception& e) {
+    std::cerr << "smddp-diag " << selected->app()->get_name() << ": " << e.what() << "\n";
+    return kExitRuntime;
+  }
+}

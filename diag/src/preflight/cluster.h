@@ -1,0 +1,59 @@
+// What the cluster checks share: the MPI job (ranks, hosts, nodes), the smddp
+// engine communicator, message tags, and faults injected by tests.
+#pragma once
+
+#include <mpi.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace smddp {
+class Communicator;
+}
+
+namespace smddp::diag {
+
+// Faults a test can inject into this rank (SMDDP_DIAG_FAULT, comma list):
+//   unreachable          this rank never answers rank_reachability probes
+//   clock_offset_ms=N    this rank's clock reads N ms ahead in clock_skew
+struct Faults {
+  bool unreachable = false;
+  double clock_offset_ms = 0;
+  // Throws UsageError for an unknown fault.
+  static Faults from_env();
+};
+
+class ClusterContext {
+ public:
+  MPI_Comm comm = MPI_COMM_NULL;       // a private duplicate of MPI_COMM_WORLD
+  int rank = 0, size = 1;
+  Communicator* engine = nullptr;
+  std::vector<std::string> hosts;      // per rank
+  std::vector<int> node_of;            // per rank
+  std::vector<int> leaders;            // first rank of each node
+  std::vector<std::string> labels;     // per node (report labels)
+  Faults faults;
+
+  int num_nodes() const { return static_cast<int>(leaders.size()); }
+  int node() const { return node_of.at(static_cast<size_t>(rank)); }
+  bool leader() const { return leaders.at(static_cast<size_t>(node())) == rank; }
+  std::string who(int r) const;  // "rank 3 (host)"
+};
+
+// Message tags of the preflight's own exchanges.
+enum PreflightTag : int {
+  kTagReach = 7101, kTagReachReport, kTagClockPing, kTagClockReply, kTagClockResult,
+  kTagBusbwReport, kTagDecision, kTagNodeResults, kTagFinal,
+};
+
+// Which ranks to blame for missed reachability answers. missing[i] lists the
+// ranks rank i heard nothing from (nullopt: rank i sent no report at all).
+// A rank most others could not hear is unreachable; the rest of the misses
+// (between ranks that are otherwise fine) blame the silent side. Reports
+// from unreachable ranks are ignored: a dead link blames its own end.
+std::map<int, std::string> blame_unreachable(const std::vector<std::optional<std::vector<int>>>& missing,
+                                             const std::vector<std::string>& hosts);
+
+}  // namespace smddp::diag

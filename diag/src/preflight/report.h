@@ -1,0 +1,59 @@
+// Preflight results: one CheckResult per check and node, gathered into a
+// PreflightReport that every writer (text lines, JSON, Prometheus textfile,
+// EMF, Slurm drain commands) and the exporter read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace smddp::diag {
+
+enum class CheckStatus { Pass, Fail, Skip };
+std::string_view to_string(CheckStatus s);
+
+struct CheckResult {
+  std::string check;
+  CheckStatus status = CheckStatus::Pass;
+  std::string reason;  // why it failed, was skipped, or what it measured
+  nlohmann::json values = nlohmann::json::object();
+
+  static CheckResult pass(std::string check, std::string reason, nlohmann::json values = nlohmann::json::object());
+  static CheckResult fail(std::string check, std::string reason, nlohmann::json values = nlohmann::json::object());
+  static CheckResult skip(std::string check, std::string reason);
+};
+
+struct NodeReport {
+  int node = 0;
+  std::string host;   // the host name (what Slurm calls the node)
+  std::string label;  // host, or host#N when several nodes share one host (test setups)
+  std::vector<int> ranks;
+  std::vector<CheckResult> checks;
+
+  bool healthy() const;
+  std::vector<const CheckResult*> failures() const;
+};
+
+struct PreflightReport {
+  std::string profile;
+  std::string version;
+  int64_t timestamp_ms = 0;
+  int ranks = 1;
+  std::vector<NodeReport> nodes;
+
+  bool healthy() const;
+  // The node whose host is `host`; the only node when there is one; else nullptr.
+  const NodeReport* node_for_host(const std::string& host) const;
+};
+
+nlohmann::json to_json(const CheckResult& r);
+nlohmann::json to_json(const NodeReport& n);
+nlohmann::json to_json(const PreflightReport& r);
+// Throws std::exception (nlohmann or smddp::Error) for a document that is not a report.
+CheckResult check_result_from_json(const nlohmann::json& j);
+NodeReport node_report_from_json(const nlohmann::json& j);
+PreflightReport report_from_json(const nlohmann::json& j);
+
+}  // namespace smddp::diag

@@ -1,0 +1,26 @@
+// GPUs as the CUDA runtime sees them, in builds with CUDA (SMDDP_CUDA_ENABLED).
+// A second opinion beside NVML: on a host without a driver the runtime's
+// error ("CUDA driver version is insufficient ...") is reported as is.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace smddp::diag {
+
+struct CudaDevice {
+  int index = 0;
+  std::string name, busid;
+  uint64_t memory_bytes = 0;
+};
+
+struct CudaProbe {
+  bool built_with_cuda = false;
+  std::string message;  // "2 CUDA devices" or why there are none
+  std::vector<CudaDevice> devices;
+};
+
+CudaProbe probe_cuda();
+
+}  // namespace smddp::diag

@@ -1,0 +1,240 @@
+// hwloc -> Topology, for the live host and for saved hwloc XML files.
+#include <hwloc.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <memory>
+
+#include "common/text.h"
+#include "smddp/error.h"
+#include "system/cuda_probe.h"
+#include "system/devices.h"
+#include "system/nvml.h"
+#include "topo/sources.h"
+
+namespace smddp::diag {
+namespace {
+
+struct TopologyDeleter {
+  void operator()(hwloc_topology_t t) const { hwloc_topology_destroy(t); }
+};
+using HwlocTopology = std::unique_ptr<std::remove_pointer_t<hwloc_topology_t>, TopologyDeleter>;
+
+std::string bitmap_list(hwloc_const_bitmap_t set) {
+  char* text = nullptr;
+  if (!set || hwloc_bitmap_list_asprintf(&text, set) < 0 || !text) return "";
+  std::string s(text);
+  std::free(text);
+  return s;
+}
+
+bool is_gpu(uint32_t class24, uint16_t vendor) {
+  uint32_t cls = class24 >> 8;
+  return cls == 0x0302 || (cls == 0x0300 && vendor == kNvidiaVendor);
+}
+
+Device make_device(hwloc_topology_t t, hwloc_obj_t obj) {
+  const auto& pci = obj->attr->pcidev;
+  Device d;
+  d.busid = fmt::format("{:04x}:{:02x}:{:02x}.{:x}", pci.domain, pci.bus, pci.dev, pci.func);
+  d.class_id = static_cast<uint32_t>(pci.class_id) << 8;
+  d.vendor = pci.vendor_id;
+  d.device = pci.device_id;
+  if (const char* model = hwloc_obj_get_info_by_name(obj, "PCIDevice")) d.model = model;
+  if (is_gpu(d.class_id, d.vendor)) {
+    d.kind = DeviceKind::Gpu;
+  } else if ((d.class_id >> 16) == 0x02) {
+    d.kind = DeviceKind::Nic;
+    d.nic_kind = nic_kind(d.vendor, d.device, d.class_id);
+  }
+  std::vector<std::string> names;
+  for (hwloc_obj_t c = obj->io_first_child; c; c = c->next_sibling) {
+    if (c->type == HWLOC_OBJ_OS_DEVICE && c->name) names.emplace_back(c->name);
+  }
+  d.name = join(names, ",");
+  for (hwloc_obj_t p = obj->parent; p && p->type == HWLOC_OBJ_BRIDGE; p = p->parent) {
+    std::string id = "bridge" + std::to_string(p->gp_index);
+    if (p->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
+      d.host_bridge = id;
+      break;
+    }
+    d.bridges.push_back(id);
+  }
+  hwloc_obj_t anchor = hwloc_get_non_io_ancestor_obj(t, obj);
+  if (anchor && anchor->nodeset && hwloc_bitmap_weight(anchor->nodeset) == 1) {
+    d.numa = hwloc_bitmap_first(anchor->nodeset);
+  }
+  return d;
+}
+
+Topology from_hwloc(hwloc_topology_t t) {
+  Topology topo;
+  hwloc_obj_t root = hwloc_get_root_obj(t);
+  if (const char* host = hwloc_obj_get_info_by_name(root, "HostName")) topo.hostname = host;
+  topo.packages = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
+  topo.numa_nodes = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
+  topo.cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
+  topo.pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
+  topo.memory_bytes = root->total_memory;
+  for (int i = 0; i < topo.numa_nodes; ++i) {
+    hwloc_obj_t n = hwloc_get_obj_by_type(t, HWLOC_OBJ_NUMANODE, static_cast<unsigned>(i));
+    NumaNode node;
+    node.os_index = static_cast<int>(n->os_index);
+    node.memory_bytes = n->attr->numanode.local_memory;
+    node.cpus = bitmap_list(n->cpuset);
+    if (hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(t, HWLOC_OBJ_PACKAGE, n)) {
+      node.package = static_cast<int>(pkg->os_index);
+    }
+    topo.numa.push_back(node);
+  }
+  const std::pair<hwloc_obj_type_t, const char*> cache_types[] = {
+      {HWLOC_OBJ_L1CACHE, "L1d"}, {HWLOC_OBJ_L1ICACHE, "L1i"}, {HWLOC_OBJ_L2CACHE, "L2"},
+      {HWLOC_OBJ_L3CACHE, "L3"},  {HWLOC_OBJ_L4CACHE, "L4"},
+  };
+  for (const auto& [type, name] : cache_types) {
+    int n = hwloc_get_nbobjs_by_type(t, type);
+    if (n <= 0) continue;
+    hwloc_obj_t first = hwloc_get_obj_by_type(t, type, 0);
+    topo.caches.push_back(CacheLevel{name, first->attr->cache.size, n});
+  }
+  for (hwloc_obj_t obj = hwloc_get_next_pcidev(t, nullptr); obj; obj = hwloc_get_next_pcidev(t, obj)) {
+    topo.devices.push_back(make_device(t, obj));
+  }
+  for (hwloc_obj_t b = hwloc_get_next_bridge(t, nullptr); b; b = hwloc_get_next_bridge(t, b)) {
+    if (b->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_PCI) ++topo.bridges;
+  }
+  int index = 0;
+  for (auto& d : topo.devices) {
+    if (d.kind == DeviceKind::Gpu) d.gpu_index = index++;  // PCI order, as CUDA_DEVICE_ORDER=PCI_BUS_ID
+  }
+  return topo;
+}
+
+HwlocTopology make_topology() {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) throw Error("hwloc_topology_init failed");
+  HwlocTopology t(raw);
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  hwloc_topology_set_icache_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+  return t;
+}
+
+// GPUs the CUDA runtime reports that neither hwloc nor NVML listed.
+void merge_cuda(Topology& topo) {
+  CudaProbe cuda = probe_cuda();
+  if (!cuda.built_with_cuda) return;
+  topo.notes.push_back(cuda.message);
+  for (const auto& c : cuda.devices) {
+    bool known = false;
+    for (auto& d : topo.devices) {
+      if (!c.busid.empty() && d.busid == c.busid) {
+        known = true;
+        if (d.model.empty()) d.model = c.name;
+        if (!d.memory_bytes) d.memory_bytes = c.memory_bytes;
+      }
+    }
+    if (known || c.busid.empty()) continue;
+    Device d;
+    d.kind = DeviceKind::Gpu;
+    d.busid = c.busid;
+    d.vendor = kNvidiaVendor;
+    d.class_id = 0x030200;
+    d.model = c.name;
+    d.memory_bytes = c.memory_bytes;
+    d.gpu_index = c.index;
+    topo.devices.push_back(std::move(d));
+  }
+}
+
+void merge_nvml(Topology& topo, const std::string& library) {
+  NvmlSnapshot nvml = take_nvml_snapshot(library);
+  if (!nvml.available) {
+    merge_cuda(topo);
+    if (topo.gpus().empty()) topo.notes.push_back("no NVIDIA GPU: " + nvml.message + ", none on the PCI bus");
+    else topo.notes.push_back(nvml.message + "; GPUs listed from PCI and the CUDA runtime");
+    return;
+  }
+  topo.notes.push_back(fmt::format("{} GPU(s) from {}", nvml.gpus.size(), nvml.message));
+  for (const auto& g : nvml.gpus) {
+    Device* match = nullptr;
+    for (auto& d : topo.devices) {
+      if (!g.busid.empty() && d.busid == g.busid) match = &d;
+    }
+    if (!match) {
+      topo.devices.push_back(Device{});
+      match = &topo.devices.back();
+      match->busid = g.busid;
+      match->vendor = kNvidiaVendor;
+      match->class_id = 0x030200;
+      topo.notes.push_back("GPU " + std::to_string(g.index) + " (" + g.busid + ") is known to NVML but not to hwloc");
+    }
+    match->kind = DeviceKind::Gpu;
+    match->gpu_index = g.index;
+    if (!g.name.empty()) match->model = g.name;
+    if (g.memory_total_bytes) match->memory_bytes = *g.memory_total_bytes;
+  }
+}
+
+// EFA and other NICs the sysfs tree names, merged by bus id; those hwloc did
+// not see (a fake tree in tests) join with their sysfs NUMA node.
+void merge_sysfs(Topology& topo, const SystemRoot& root) {
+  auto add_or_name = [&](const std::string& name, const std::optional<PciAttributes>& pci) {
+    if (!pci || pci->busid.empty()) return;
+    for (auto& d : topo.devices) {
+      if (d.busid != pci->busid) continue;
+      if (d.name.find(name) == std::string::npos) d.name += (d.name.empty() ? "" : ",") + name;
+      return;
+    }
+    Device d;
+    d.kind = DeviceKind::Nic;
+    d.busid = pci->busid;
+    d.vendor = pci->vendor;
+    d.device = pci->device;
+    d.class_id = pci->class_id;
+    d.nic_kind = nic_kind(pci->vendor, pci->device, pci->class_id);
+    d.numa = pci->numa;
+    d.name = name;
+    topo.devices.push_back(std::move(d));
+  };
+  auto rdma = discover_rdma(root, false);
+  for (const auto& r : rdma) add_or_name(r.name, r.pci);
+  for (const auto& n : discover_net(root)) add_or_name(n.name, n.pci);
+  int efa = 0;
+  for (const auto& r : rdma) efa += r.efa ? 1 : 0;
+  if (efa == 0) {
+    topo.notes.push_back("no EFA device (nothing with vendor 0x1d0f under " + root.path("/sys/class/infiniband") + ")");
+  }
+}
+
+}  // namespace
+
+Topology discover_host(const SystemRoot& root, const std::string& nvml_library) {
+  HwlocTopology t = make_topology();
+  if (hwloc_topology_load(t.get()) != 0) throw Error(std::string("hwloc discovery failed: ") + std::strerror(errno));
+  Topology topo = from_hwloc(t.get());
+  topo.source = "hwloc discovery";
+  if (topo.hostname.empty()) topo.hostname = hostname();
+  merge_nvml(topo, nvml_library);
+  merge_sysfs(topo, root);
+  return topo;
+}
+
+Topology load_hwloc_xml(const std::string& path) {
+  std::ifstream probe(path);
+  if (!probe) throw UsageError("--hwloc-xml '" + path + "': cannot read: " + std::strerror(errno));
+  HwlocTopology t = make_topology();
+  // hwloc's own XML reader, never libxml2's (which prints to stderr).
+  setenv("HWLOC_LIBXML_IMPORT", "0", 1);
+  if (hwloc_topology_set_xml(t.get(), path.c_str()) != 0 || hwloc_topology_load(t.get()) != 0) {
+    throw UsageError("--hwloc-xml '" + path + "': not a valid hwloc XML topology");
+  }
+  Topology topo = from_hwloc(t.get());
+  topo.source = "hwloc XML " + path;
+  if (topo.pus == 0) throw UsageError("--hwloc-xml '" + path + "': the topology has no processing unit");
+  return topo;
+}
+
+}  // namespace smddp::diag

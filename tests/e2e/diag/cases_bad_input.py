@@ -1,0 +1,87 @@
+"""Bad input: one line on stderr, exit 64, nothing on stdout."""
+
+import os
+import socket
+
+import fixtures
+from harness import case, check, diag
+
+
+@case
+def bad_input(tmp):
+    bad = os.path.join(tmp, "bad")
+    os.makedirs(bad)
+
+    def write(name, text):
+        path = os.path.join(bad, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    hw = os.path.join(tmp, "good.xml")
+    fixtures.write_hwloc_xml(hw)
+    truncated = write("truncated.xml", open(hw).read()[:5000])
+    cases = [
+        (["preflight", "--profile", write("malformed.yaml", "name: x\nchecks: [memlock: {min: 1\n")], "malformed YAML"),
+        (["preflight", "--profile", write("unknown.yaml", "checks:\n  gpu_temp: {max_celsius: 80}\n")], "unknown check 'gpu_temp'"),
+        (["preflight", "--profile", write("param.yaml", "checks:\n  memlock: {minimum: 1MiB}\n")], "unknown parameter 'minimum'"),
+        (["preflight", "--profile", write("type.yaml", "checks:\n  gpu_temperature: {max_celsius: hot}\n")],
+         "line 2: checks.gpu_temperature.max_celsius: expected a number, got 'hot'"),
+        (["preflight", "--profile", write("int.yaml", "checks:\n  gpu_count: {expected: 8.5}\n")], "expected an integer, got '8.5'"),
+        (["preflight", "--profile", write("bool.yaml", "checks:\n  efa_count: {expected: 4, require_active: maybe}\n")], "expected true or false"),
+        (["preflight", "--profile", write("size.yaml", "checks:\n  shm_size: {min: lots}\n")], "expected a size"),
+        (["preflight", "--profile", write("list.yaml", "checks:\n  gpu_throttle: {reasons: hw_slowdown}\n")], "expected a list of strings"),
+        (["preflight", "--profile", write("reason.yaml", "checks:\n  gpu_throttle: {reasons: [too_hot]}\n")], "unknown throttle reason 'too_hot'"),
+        (["preflight", "--profile", write("required.yaml", "checks:\n  gpu_count: {}\n")], "missing required parameter 'expected'"),
+        (["preflight", "--profile", write("negative.yaml", "checks:\n  clock_skew: {max_ms: 1, samples: 0}\n")], "must be at least 1"),
+        (["preflight", "--profile", write("nochecks.yaml", "name: x\n")], "no 'checks' mapping"),
+        (["preflight", "--profile", write("topkey.yaml", "name: x\nchecks: {memlock: {min: 1}}\nextra: 1\n")], "unknown key 'extra'"),
+        (["preflight", "--profile", "no-such-profile"], "unknown profile 'no-such-profile' (known: local, p4d.24xlarge, p4de.24xlarge, p5.48xlarge"),
+        (["preflight", "--profile", os.path.join(tmp, "missing.yaml")], "cannot read"),
+        (["preflight", "--profile", "local", "--checks", "memlock,bogus"], "--checks: unknown check 'bogus'"),
+        (["preflight", "--profile", "local", "--skip", "gpu_model"], "--skip: profile 'local' has no check 'gpu_model'"),
+        (["preflight", "--profile", "local", "--json", "/nonexistent/dir/r.json"], "does not exist"),
+        (["preflight"], "--profile is required"),
+        (["topo", "--hwloc-xml", os.path.join(tmp, "nope.xml")], "cannot read"),
+        (["topo", "--hwloc-xml", write("garbage.xml", "this is not xml\n")], "not a valid hwloc XML topology"),
+        (["topo", "--hwloc-xml", truncated], "not a valid hwloc XML topology"),
+        (["topo", "--nccl-topo", os.path.join(tmp, "nope.xml")], "cannot read"),
+        (["topo", "--nccl-topo", write("unclosed.xml", '<system version="1">\n  <cpu numaid="0">\n    <pci busid="0000:10:00.0">\n</system>\n')],
+         "line 4: malformed XML: </system> closes <pci> opened on line 3"),
+        (["topo", "--nccl-topo", write("root.xml", "<topology/>\n")], "root element is <topology>"),
+        (["topo", "--nccl-topo", write("numaid.xml", '<system>\n<cpu numaid="zero"/>\n</system>\n')], 'line 2: <cpu numaid="zero"> is not an integer'),
+        (["topo", "--nccl-topo", write("busid.xml", '<system><cpu numaid="0"><pci busid="10-1c"/></cpu></system>\n')], "busid '10-1c' is not a PCI bus id"),
+        (["topo", "--nccl-topo", write("attr.xml", '<system><cpu numaid=0/></system>\n')], "is not quoted"),
+        (["topo", "--hwloc-xml", hw, "--nccl-topo", hw], "exclude each other"),
+        (["topo", "--bogus"], "The following argument was not expected: --bogus"),
+        (["frobnicate"], "unknown subcommand 'frobnicate': use topo, fabric, preflight or exporter"),
+        ([], "a subcommand is required"),
+        (["fabric", "--bw-bytes", "0"], "--bw-bytes '0' is not a positive size"),
+        (["fabric", "--window", "1000"], "--window must be 1..128"),
+        (["fabric", "--slow-factor", "0.5"], "--slow-factor must be 0 (off) or at least 1"),
+        (["fabric", "--timeout", "abc"], "--timeout"),
+        (["exporter", "--listen", "nonsense"], "--listen 'nonsense' is not ADDRESS:PORT"),
+        (["exporter", "--listen", "127.0.0.1:70000"], "port must be 0..65535"),
+        (["exporter", "--interval", "0"], "--interval must be at least 0.05 seconds"),
+        (["--sysfs-root", os.path.join(tmp, "nope"), "topo"], "is not a directory"),
+        (["--nvml-library", os.path.join(tmp, "nope.so"), "topo"], "cannot be read"),
+    ]
+    for args, want in cases:
+        p = diag(*args)
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 64 and len(err) == 1 and want in err[0] and p.stdout == "",
+              f"smddp-diag {' '.join(args)}: exit 64 and one line with {want!r}",
+              f"exit {p.returncode}\nstdout: {p.stdout}\nstderr: {p.stderr}")
+    p = diag("preflight", "--profile", "local", env={"SMDDP_DIAG_FAULT": "meteor"})
+    check(p.returncode == 64 and "unknown fault 'meteor'" in p.stderr, "unknown fault", p.stderr)
+    p = diag("topo", env={"SMDDP_SYSFS_ROOT": os.path.join(tmp, "nope")})
+    check(p.returncode == 64 and "SMDDP_SYSFS_ROOT" in p.stderr, "bad SMDDP_SYSFS_ROOT", p.stderr)
+    # A port in use is a usage error too, before the exporter serves anything.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        port = s.getsockname()[1]
+        p = diag("exporter", "--listen", f"127.0.0.1:{port}", "--exit-after", "5", timeout=30)
+        err = p.stderr.strip().splitlines()
+        check(p.returncode == 64 and len(err) == 1 and "Address already in use" in err[0] and p.stdout == "",
+              "exporter on a busy port", f"{p.returncode}\n{p.stdout}\n{p.stderr}")
