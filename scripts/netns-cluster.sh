@@ -6,7 +6,7 @@
 # MPI sees N separate nodes, so the engine's network transport carries all
 # inter-host traffic.
 #
-#   netns-cluster.sh up N [--rate R] [--delay D] [--loss P]
+#   netns-cluster.sh up N [--rate R] [--delay D] [--loss P] [--no-pin]
 #   netns-cluster.sh run [mpirun arguments...]     e.g. run -np 4 --npernode 2 smddp-bench ...
 #   netns-cluster.sh status
 #   netns-cluster.sh down
@@ -45,7 +45,7 @@ usage() {
 
 check_settings() {
   [[ $NAME =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "SMDDP_NETNS_NAME='$NAME': 1-8 lowercase letters/digits"
-  [[ $NET =~ ^[0-9]+$ ]] && ((NET <= 255)) || die "SMDDP_NETNS_NET='$NET': expected 0-255"
+  if ! [[ $NET =~ ^[0-9]+$ ]] || ((NET > 255)); then die "SMDDP_NETNS_NET='$NET': expected 0-255"; fi
   [ "$(id -u)" -eq 0 ] || die "needs root (CAP_NET_ADMIN) to create namespaces"
 }
 
@@ -81,13 +81,25 @@ shape() {
   fi
 }
 
+# The CPUs host I runs on: a share of the machine's, like a real host's own
+# cores (round-robin when hosts outnumber CPUs); "all" with --no-pin.
+host_cpus() {
+  local ncpu
+  ncpu=$(nproc)
+  if [ "$PIN" != 1 ]; then echo all; return; fi
+  if ((HOSTS >= ncpu)); then echo $(($1 % ncpu)); return; fi
+  local per=$((ncpu / HOSTS))
+  echo "$(($1 * per))-$(($1 * per + per - 1))"
+}
+
 cmd_up() {
   local n=${1:-}
-  [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 250)) || usage
+  if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1 || n > 250)); then usage; fi
   shift
-  RATE="" DELAY="" LOSS=""
+  RATE="" DELAY="" LOSS="" PIN=1 HOSTS=$n
   while [ $# -gt 0 ]; do
     case $1 in
+      --no-pin) PIN=0; shift ;;
       --rate) RATE=${2:?--rate needs a value}; rate_bytes "$RATE" >/dev/null; shift 2 ;;
       --delay) DELAY=${2:?--delay needs a value}; shift 2 ;;
       --loss) LOSS=${2:?--loss needs a value}; shift 2 ;;
@@ -96,9 +108,10 @@ cmd_up() {
   done
   cmd_down quiet
   mkdir -p "$STATE"
-  # Any failure from here on leaves nothing behind.
-  trap 'echo "netns-cluster: up failed; cleaning up" >&2; cmd_down quiet' ERR
-  trap 'cmd_down quiet; exit 1' INT TERM
+  # Any failure (or signal) from here on leaves nothing behind.
+  UP_COMPLETE=0
+  trap 'if [ "$UP_COMPLETE" != 1 ]; then echo "netns-cluster: up failed; cleaning up" >&2; cmd_down quiet; fi' EXIT
+  trap 'exit 1' INT TERM
   ip link add "$BRIDGE" type bridge
   ip addr add "$BRIDGE_ADDR/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up
@@ -117,13 +130,12 @@ cmd_up() {
     ip -n "$ns" link set eth0 up
     shape "$veth"
     shape eth0 ip netns exec "$ns"
-    echo "$addr $ns $ns $veth" >>"$STATE/hosts"
+    echo "$addr $ns $ns $veth $(host_cpus "$i")" >>"$STATE/hosts"
   done
   awk '{ print $1 " slots=64" }' "$STATE/hosts" >"$STATE/hostfile"
   printf 'rate=%s delay=%s loss=%s\n' "$RATE" "$DELAY" "$LOSS" >"$STATE/shaping"
-  trap - ERR INT TERM
-  # The bridge learns addresses as soon as the first packet flows; check it now.
-  ip netns exec "$NAME-h0" ping -c 1 -W 2 "$BRIDGE_ADDR" >/dev/null || die "no connectivity inside the cluster"
+  UP_COMPLETE=1
+  trap - EXIT INT TERM
   echo "netns-cluster: $n hosts up on $SUBNET (${RATE:-unshaped}${DELAY:+, delay $DELAY}${LOSS:+, loss $LOSS})"
 }
 

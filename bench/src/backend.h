@@ -22,9 +22,14 @@ class Backend {
   virtual void sync() {}
   // A collective-free barrier for lining up ranks between rows.
   virtual void barrier() = 0;
+  // The cudaStream_t the backend's device work runs on (null: host-driven).
+  virtual void* stream() { return nullptr; }
 };
 
 std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::string& algorithm);
 std::unique_ptr<Backend> make_mpi_backend();
+// CUDA builds only: NCCL on device local_rank % devices, its unique id spread
+// through `comm`; waits are bounded by comm.timeout().
+std::unique_ptr<Backend> make_nccl_backend(Communicator& comm);
 
 }  // namespace smddp::bench

@@ -95,6 +95,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("--csv", o.csv_path, "Write results as CSV (rewritten after every row)");
   app.add_option("--backend", parts.backend, "smddp, mpi or nccl; a comma list compares them")->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "smddp algorithm name, or auto")->capture_default_str();
+  app.add_option("--transport", o.transport, "Transport between nodes: mpi, fabric (libfabric) or auto")
+      ->capture_default_str();
+  app.add_option("--provider", o.provider, "libfabric provider for --transport fabric (default: efa when present, else tcp)");
   app.add_option("--mem", parts.mem, "Buffer memory: host or cuda")->capture_default_str();
   app.add_flag("--in-place", parts.in_place, "Only in-place");
   app.add_flag("--out-of-place", parts.out_of_place, "Only out-of-place");
@@ -166,6 +169,10 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
       if (names.find(std::string(a.name)) == std::string::npos) names += (names.empty() ? "" : ", ") + std::string(a.name);
     }
     if (!found) throw UsageError("unknown algorithm '" + o.algorithm + "'; valid: auto, " + names);
+  }
+
+  if (o.transport != "mpi" && o.transport != "fabric" && o.transport != "auto") {
+    throw UsageError("unknown --transport '" + o.transport + "'; valid: mpi, fabric, auto");
   }
 
   auto mem = parse_memory_kind(parts.mem);

@@ -32,6 +32,8 @@ struct BenchOptions {
   std::string csv_path;
   std::vector<std::string> backends{"smddp"};
   std::string algorithm = "auto";
+  std::string transport = "auto";  // between nodes: mpi, fabric or auto
+  std::string provider;            // libfabric provider; empty: engine default
   MemoryKind mem = MemoryKind::Host;
   Placement placement = Placement::Both;
   bool per_iteration = false;

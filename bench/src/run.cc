@@ -18,6 +18,7 @@
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "smddp/version.h"
+#include "device_memory.h"
 #include "sweep.h"
 #include "system_info.h"
 #include "watchdog.h"
@@ -152,9 +153,12 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
   }
   for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
   finish_options(o, parts);
-  if (o.mem == MemoryKind::Cuda) throw UsageError("--mem cuda needs a build with CUDA (SMDDP_WITH_CUDA)");
+  check_cuda_request(o);  // --mem cuda, --backend nccl: a CUDA build, and a device here
   for (const auto& b : o.backends) {
-    if (b == "nccl") throw UsageError("--backend nccl needs a build with CUDA and NCCL (SMDDP_WITH_CUDA)");
+    if (b == "mpi" && bootstrap_from_environment() == BootstrapKind::TcpStore) {
+      throw UsageError("--backend mpi needs mpirun; this job was started torchrun-style (RANK, WORLD_SIZE, "
+                       "MASTER_ADDR, MASTER_PORT): use --backend smddp");
+    }
   }
   return -1;
 }
@@ -164,7 +168,9 @@ int run_benchmark(const BenchOptions& o) {
   try {
     CommunicatorOptions copts;
     copts.timeout_seconds = o.timeout;
-    comm = Communicator::create_from_mpi(copts);
+    copts.network_transport = o.transport;
+    copts.fabric_provider = o.provider;
+    comm = Communicator::create(copts);  // mpirun/srun: MPI; RANK/WORLD_SIZE/MASTER_*: TCP store
   } catch (const UsageError& e) {
     usage_exit(0, e.what());
   } catch (const Error& e) {
@@ -179,6 +185,13 @@ int run_benchmark(const BenchOptions& o) {
   }
   const SweepPlan plan = plan_sweep(o, nranks);
   check_memory(plan, *comm);
+  if (o.mem == MemoryKind::Cuda) {
+    const std::string why = prepare_device(comm->local_rank(), comm->local_size(),
+                                           static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes));
+    int32_t fail = why.empty() ? 0 : 1;
+    comm->allreduce(&fail, &fail, 1, DataType::Int32, ReduceOp::Max);
+    if (fail) usage_exit(rank, why.empty() ? "--mem cuda: another rank cannot use its device (see its host)" : why);
+  }
 
   RunContext ctx;
   ctx.options = &o;
@@ -203,6 +216,9 @@ int run_benchmark(const BenchOptions& o) {
     std::vector<std::unique_ptr<Backend>> backends;
     for (const auto& b : o.backends) {
       if (b == "smddp") backends.push_back(make_smddp_backend(*comm, o.algorithm));
+#if SMDDP_CUDA_ENABLED
+      else if (b == "nccl") backends.push_back(make_nccl_backend(*comm));
+#endif
       else backends.push_back(make_mpi_backend());
     }
     // Metrics settings are checked (and the port bound) on rank 0 before the

@@ -1,8 +1,6 @@
 #include "sweep.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <numeric>
 
 #include "collective_spec.h"
@@ -11,11 +9,6 @@
 
 namespace smddp::bench {
 namespace {
-
-double now_us() {
-  using namespace std::chrono;
-  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
-}
 
 constexpr double kStragglerFactor = 1.10;  // slower than the median rank by 10%
 
@@ -45,14 +38,13 @@ Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
     : o_(o), ctx_(ctx), comm_(comm), backends_(std::move(backends)), rank_(comm.rank()) {}
 
 void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row) {
-  // Page-aligned sizes plus slack; touched once here so the first row does
-  // not pay for page faults.
-  send_.assign(plan.max_send_bytes + 64, 1);
-  recv_.assign(plan.max_recv_bytes + 64, 1);
+  // Sizes plus slack, in the memory --mem names.
+  buffers_ = SweepBuffers::create(o_.mem, plan.max_send_bytes + 64, plan.max_recv_bytes + 64);
   // One call per backend before the first row: connection setup and lazy
   // initialisation belong to no row.
   for (auto& backend : backends_) {
-    CollectiveArgs warm{Collective::AllReduce, send_.data(), recv_.data(), 1, DataType::Float32, ReduceOp::Sum, 0};
+    CollectiveArgs warm{Collective::AllReduce, buffers_->send(), buffers_->recv(), 1, DataType::Float32, ReduceOp::Sum, 0};
+    warm.memory = o_.mem;
     backend->run(warm);
     backend->sync();
     backend->barrier();
@@ -91,16 +83,17 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
   const size_t es = dtype_size(row.dtype);
   const int root = collective_has_root(row.collective) ? o_.root : -1;
 
-  void* sendp = send_.data();
-  void* recvp = recv_.data();
+  void* sendp = buffers_->send();
+  void* recvp = buffers_->recv();
   if (in_place) {
     switch (row.collective) {
-      case Collective::AllGather: sendp = recv_.data() + rank_ * rc.count * es; break;
-      case Collective::ReduceScatter: recvp = send_.data() + rank_ * rc.count * es; break;
+      case Collective::AllGather: sendp = buffers_->recv() + rank_ * rc.count * es; break;
+      case Collective::ReduceScatter: recvp = buffers_->send() + rank_ * rc.count * es; break;
       default: sendp = recvp;
     }
   }
   CollectiveArgs args{row.collective, sendp, recvp, rc.count, row.dtype, row.op, std::max(root, 0)};
+  args.memory = o_.mem;
   DataSpec spec{row.collective, row.dtype, row.op, o_.seed, n, std::max(root, 0)};
   Watchdog& watchdog = Watchdog::instance();
 
@@ -117,13 +110,13 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
   // Checking runs on fresh inputs before the timed iterations.
   uint64_t wrong = 0;
   for (int c = 0; c < o_.check; ++c) {
-    fill_send(spec, rank_, const_cast<void*>(sendp), rc.send);
-    if (!in_place) std::memset(recvp, 0xA5, rc.recv * es);
+    buffers_->fill_send(spec, rank_, sendp, rc.send);
+    if (!in_place) buffers_->poison(recvp, rc.recv * es);
     watchdog.arm(row.collective, backend.name());
     backend.run(args);
     backend.sync();
     watchdog.disarm();
-    wrong += count_wrong(spec, rank_, recvp, rc.count);
+    wrong += buffers_->count_wrong(spec, rank_, recvp, rc.count, rc.recv);
   }
   r.checked = o_.check > 0;
 
@@ -137,10 +130,7 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
   std::vector<double> times(static_cast<size_t>(o_.iters));
   for (int it = 0; it < o_.iters; ++it) {
     watchdog.arm(row.collective, backend.name());
-    double t0 = now_us();
-    backend.run(args);
-    backend.sync();
-    times[it] = now_us() - t0;
+    times[it] = buffers_->time_us(backend, args);
     watchdog.disarm();
   }
   r.algorithm = backend.algorithm();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "device_memory.h"
 #include "reporter.h"
 #include "results.h"
 
@@ -43,7 +44,7 @@ class Sweep {
   Communicator& comm_;
   std::vector<std::unique_ptr<Backend>> backends_;
   int rank_ = 0;
-  std::vector<char> send_, recv_;
+  std::unique_ptr<SweepBuffers> buffers_;  // host or device (--mem)
 };
 
 }  // namespace smddp::bench

@@ -2,6 +2,10 @@
 // segment and the selector together, validates calls, and runs them.
 #include "smddp/communicator.h"
 
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -11,12 +15,17 @@
 #include "algorithms/selector.h"
 #include "algorithms/shm_steps.h"
 #include "core/check.h"
+#include "core/wait.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "transport/bootstrap.h"
+#include "transport/fabric_transport.h"
 #include "transport/router.h"
 #include "transport/shm_segment.h"
 #include "transport/shm_transport.h"
+#if SMDDP_CUDA_ENABLED
+#include "cuda/staged.h"
+#endif
 
 namespace smddp {
 namespace {
@@ -41,6 +50,13 @@ int env_int(const char* name, int fallback) {
   return static_cast<int>(x);
 }
 
+// Cores this process may run on (its affinity mask, else the online count).
+int usable_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+}
+
 Group make_group(GroupKind kind, std::vector<int> ranks, int world_rank) {
   Group g{kind, std::move(ranks), 0};
   for (int i = 0; i < g.size(); ++i) {
@@ -58,13 +74,19 @@ class EngineCommunicator final : public Communicator {
                                                  : env_int("SMDDP_RANKS_PER_NODE", 0))),
         selector_(Selector::from_environment()) {
     detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
+    // Ranks on this host, not in this (possibly virtual) node, share its cores.
+    const auto same_host = std::count(topo_.hosts.begin(), topo_.hosts.end(), topo_.hosts[topo_.rank]);
+    set_oversubscribed(same_host > usable_cores());
     timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
                                            : env_double("SMDDP_TIMEOUT", kDefaultTimeoutSeconds);
     if (topo_.local_size > 1) {
       segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
       shm_ = make_shm_transport(*segment_, topo_);
     }
-    if (topo_.num_nodes > 1) network_ = bootstrap_->make_network_transport();
+    if (topo_.num_nodes > 1) {
+      network_ = open_network_transport(*bootstrap_, topo_,
+                                        {options.network_transport, options.fabric_provider});
+    }
     router_ = std::make_unique<Router>(topo_, shm_.get(), network_.get());
     if (segment_) steps_ = std::make_unique<ShmSteps>(*segment_, *router_, topo_);
     ctx_ = std::make_unique<Context>(*router_, topo_, steps_.get(), selector_);
@@ -97,10 +119,11 @@ class EngineCommunicator final : public Communicator {
   void run(const CollectiveArgs& args, const CallOptions& options) override {
     if (broken_) throw TransportError("communicator is unusable after an earlier failure: " + broken_reason_);
     Call call = validate(args);
+    const std::string_view algorithm = algorithm_for(args, options.algorithm);
     ctx_->scope = WaitScope{to_string(args.collective), Deadline(timeout_), timeout_};
     ctx_->tag = (ctx_->tag + 1) & 0x3fffffff;
     try {
-      last_algorithm_ = std::string(ctx_->run(ctx_->world, call, options.algorithm));
+      last_algorithm_ = std::string(ctx_->run(ctx_->world, call, algorithm));
     } catch (const UsageError&) {
       throw;
     } catch (const Error& e) {
@@ -146,8 +169,24 @@ class EngineCommunicator final : public Communicator {
     return c;
   }
 
+  // Device buffers run through a CUDA algorithm ("auto": cuda_staged).
+  static std::string_view algorithm_for(const CollectiveArgs& a, std::string_view requested) {
+    if (a.memory == MemoryKind::Host) return requested;
+#if SMDDP_CUDA_ENABLED
+    return cuda::device_algorithm(a.collective, requested);
+#else
+    throw UsageError("device buffers need a build with CUDA (SMDDP_WITH_CUDA)");
+#endif
+  }
+
   void finish_average(const CollectiveArgs& a) {
     if (a.collective == Collective::Reduce && a.root != topo_.rank) return;
+#if SMDDP_CUDA_ENABLED
+    if (a.memory == MemoryKind::Cuda) {
+      cuda::divide_on_device(a.recv, a.count, a.dtype, topo_.size);
+      return;
+    }
+#endif
     divide(a.recv, a.count, a.dtype, topo_.size);
   }
 

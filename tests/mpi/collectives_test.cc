@@ -1,8 +1,12 @@
 // Every collective x algorithm x dtype x op x count x placement against the
-// reference, on whatever rank count mpirun gives. Algorithms that decline the
-// topology (e.g. shm_direct across virtual nodes) are listed as declined; at
-// least one algorithm of each collective must run. Exit 0 only when every
-// element of every call matched.
+// reference, on whatever rank count mpirun (or a torchrun-style launcher:
+// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) gives. Algorithms that decline
+// the topology (e.g. shm_direct across virtual nodes) are listed as
+// declined; at least one algorithm of each collective must run. Exit 0 only
+// when every element of every call matched. The bookkeeping (seed, failure
+// counts) goes through the Communicator, so no MPI is needed; each rank
+// also exits 1 on its own wrong elements, so a broken allreduce cannot hide
+// failures.
 #include <mpi.h>
 
 #include <cstdio>
@@ -204,12 +208,12 @@ class Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   Options opt = parse(argc, argv);
-  MPI_Bcast(&opt.seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   int failures = 0;
+  size_t wrong_here = 0;
   {
-    auto comm = Communicator::create_from_mpi();
+    auto comm = Communicator::create();  // initialises MPI when mpirun started us
+    comm->broadcast(&opt.seed, &opt.seed, 1, DataType::Uint64, 0);
     const int n = comm->size();
     Runner runner(*comm, opt.seed);
     size_t cases = 0;
@@ -244,12 +248,14 @@ int main(int argc, char** argv) {
                   }
                   ++cases;
                   ran.insert(std::string(to_string(coll)));
-                  unsigned long long total = wrong;
-                  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+                  wrong_here += wrong;
+                  uint64_t total = wrong;
+                  comm->allreduce(&total, &total, 1, DataType::Uint64, ReduceOp::Sum);
                   if (total) {
                     ++failures;
                     if (comm->rank() == 0) {
-                      std::printf("FAIL: %s: %llu wrong elements\n", describe(c, opt.seed).c_str(), total);
+                      std::printf("FAIL: %s: %llu wrong elements\n", describe(c, opt.seed).c_str(),
+                                  static_cast<unsigned long long>(total));
                     }
                   }
                 }
@@ -272,6 +278,8 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(opt.seed));
     }
   }
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Finalize();
+  return failures || wrong_here ? 1 : 0;
 }

@@ -26,6 +26,10 @@ struct CollectiveArgs {
   DataType dtype = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;
   int root = 0;
+  // Where send and recv live. Cuda: memory of the current CUDA device, ready
+  // (the caller's streams synchronised); the call runs a CUDA algorithm
+  // (cuda_staged for "auto") and is complete when it returns.
+  MemoryKind memory = MemoryKind::Host;
 };
 
 struct CallOptions {
@@ -40,6 +44,12 @@ struct CommunicatorOptions {
   // Group consecutive ranks into virtual nodes of this many ranks (0: from
   // SMDDP_RANKS_PER_NODE, else the real shared-memory nodes).
   int ranks_per_node = 0;
+  // Transport between nodes: "mpi", "fabric" (libfabric) or "auto" (from
+  // SMDDP_TRANSPORT, else fabric when the efa provider exists, else mpi).
+  std::string network_transport = "auto";
+  // libfabric provider (empty: SMDDP_FABRIC_PROVIDER, else FI_PROVIDER, else
+  // efa when present, else tcp).
+  std::string fabric_provider;
 };
 
 class Communicator {
@@ -47,6 +57,16 @@ class Communicator {
   // Builds a communicator over MPI_COMM_WORLD. Initialises MPI when the
   // caller has not; collective across all ranks.
   static std::unique_ptr<Communicator> create_from_mpi(const CommunicatorOptions& options = {});
+  // Builds a communicator from a torchrun-style environment (RANK,
+  // WORLD_SIZE, MASTER_ADDR, MASTER_PORT; LOCAL_RANK, LOCAL_WORLD_SIZE
+  // checked when set) through a TCP store on rank 0; no MPI. Joining waits
+  // at most SMDDP_BOOTSTRAP_TIMEOUT seconds (default 60). UsageError for a
+  // malformed variable or ranks that disagree, TimeoutError when ranks are
+  // missing, TransportError when MASTER_ADDR:MASTER_PORT cannot be reached.
+  static std::unique_ptr<Communicator> create_from_env(const CommunicatorOptions& options = {});
+  // The bootstrap bootstrap_from_environment() names: MPI under mpirun or
+  // srun, the TCP store under torchrun-style variables, else MPI (singleton).
+  static std::unique_ptr<Communicator> create(const CommunicatorOptions& options = {});
 
   virtual ~Communicator() = default;
 
@@ -76,6 +96,14 @@ class Communicator {
   void alltoall(const void* send, void* recv, size_t count, DataType dtype);
   void barrier();
 };
+
+enum class BootstrapKind { Mpi, TcpStore };
+// Which bootstrap Communicator::create() uses in this environment: MPI when
+// a launcher set OMPI_COMM_WORLD_RANK, PMIX_RANK or PMI_RANK; the TCP store
+// when RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT are all set; MPI
+// otherwise. UsageError when only some of WORLD_SIZE, MASTER_ADDR and
+// MASTER_PORT are set (a half-configured torchrun environment).
+BootstrapKind bootstrap_from_environment();
 
 // Element counts of the send and receive buffers a call needs on `rank`.
 struct BufferCounts {

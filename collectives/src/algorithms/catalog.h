@@ -15,11 +15,14 @@ SMDDP_ALGORITHM(allreduce_halving_doubling);
 SMDDP_ALGORITHM(allreduce_tree);
 SMDDP_ALGORITHM(allreduce_hierarchical);
 SMDDP_ACCEPTS(allreduce_hierarchical_accepts);
+SMDDP_ALGORITHM(allreduce_sharded);
+SMDDP_ACCEPTS(allreduce_sharded_accepts);
 
 SMDDP_ALGORITHM(allgather_shm_direct);
 SMDDP_ALGORITHM(allgather_ring);
 SMDDP_ALGORITHM(allgather_recursive_doubling);
 SMDDP_ACCEPTS(allgather_recursive_doubling_accepts);
+SMDDP_ALGORITHM(allgather_direct);
 
 SMDDP_ALGORITHM(reduce_scatter_shm_direct);
 SMDDP_ALGORITHM(reduce_scatter_ring);
@@ -35,5 +38,11 @@ SMDDP_ALGORITHM(alltoall_pairwise);
 
 SMDDP_ALGORITHM(barrier_shm);
 SMDDP_ALGORITHM(barrier_dissemination);
+
+#if SMDDP_CUDA_ENABLED
+// Device buffers, every collective but the barrier (cuda/staged.cc).
+SMDDP_ALGORITHM(cuda_staged);
+SMDDP_ACCEPTS(cuda_staged_accepts);
+#endif
 
 }  // namespace smddp

@@ -20,6 +20,17 @@ namespace {
 using C = Collective;
 constexpr bool kHost = true;
 constexpr bool kNoCuda = false;
+#if SMDDP_CUDA_ENABLED
+constexpr bool kNoHost = false;
+constexpr bool kCuda = true;
+
+// One algorithm for every collective that moves data (cuda/staged.cc).
+Algorithm cuda_staged_row(Collective c) {
+  return {{c, "cuda_staged", "device buffers: chunks staged in pinned host memory, host collective, copied back, pipelined",
+           "CUDA device buffers only", kNoHost, kCuda},
+          cuda_staged_accepts, cuda_staged};
+}
+#endif
 
 const std::vector<Algorithm>& table() {
   static const std::vector<Algorithm> rows = {
@@ -33,12 +44,16 @@ const std::vector<Algorithm>& table() {
         kHost, kNoCuda}, accepts_any, allreduce_tree},
       {{C::AllReduce, "hierarchical", "intra-node reduce-scatter, inter-node allreduce per local rank, intra-node allgather",
         "every node has the same number of ranks", kHost, kNoCuda}, allreduce_hierarchical_accepts, allreduce_hierarchical},
+      {{C::AllReduce, "sharded", "SMDDP/Herring: intra-node reduce-scatter, each node reduces 1/M of every shard and sends it back (direct, pipelined), intra-node allgather",
+        "every node has the same number of ranks", kHost, kNoCuda}, allreduce_sharded_accepts, allreduce_sharded},
       {{C::AllGather, "shm_direct", "each rank stages its block, every rank copies all blocks out of shared memory",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, allgather_shm_direct},
       {{C::AllGather, "ring", "n-1 ring steps, each forwarding the block received last", "none",
         kHost, kNoCuda}, accepts_any, allgather_ring},
       {{C::AllGather, "recursive_doubling", "log2(n) exchanges of doubling size", "power-of-two rank count",
         kHost, kNoCuda}, allgather_recursive_doubling_accepts, allgather_recursive_doubling},
+      {{C::AllGather, "direct", "every rank sends its block straight to every other, all at once (SMDDP's inter-node AllGather)",
+        "none", kHost, kNoCuda}, accepts_any, allgather_direct},
       {{C::ReduceScatter, "shm_direct", "each rank reduces its block from every peer's staged input in shared memory",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, reduce_scatter_shm_direct},
       {{C::ReduceScatter, "ring", "n-1 ring steps accumulating the travelling block", "none",
@@ -59,6 +74,14 @@ const std::vector<Algorithm>& table() {
        accepts_node_group, barrier_shm},
       {{C::Barrier, "dissemination", "ceil(log2 n) rounds of one-byte messages", "none",
         kHost, kNoCuda}, accepts_any, barrier_dissemination},
+#if SMDDP_CUDA_ENABLED
+      cuda_staged_row(C::AllReduce),
+      cuda_staged_row(C::AllGather),
+      cuda_staged_row(C::ReduceScatter),
+      cuda_staged_row(C::Broadcast),
+      cuda_staged_row(C::Reduce),
+      cuda_staged_row(C::AllToAll),
+#endif
   };
   return rows;
 }

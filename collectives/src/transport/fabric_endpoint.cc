@@ -9,6 +9,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "smddp/error.h"
@@ -92,7 +93,7 @@ std::unique_ptr<FabricEndpoint> FabricEndpoint::open(const std::string& provider
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = kCompletionQueueDepth;
-  cq_attr.wait_obj = FI_WAIT_NONE;  // we poll; the router's backoff sleeps
+  cq_attr.wait_obj = std::getenv("SMDDP_FABRIC_BLOCK_MS") ? FI_WAIT_UNSPEC : FI_WAIT_NONE;
   check(fi_cq_open(e->domain, &cq_attr, &e->cq, nullptr), "fi_cq_open", e->provider);
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;

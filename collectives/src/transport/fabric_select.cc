@@ -3,6 +3,7 @@
 // others wait for on libfabric: each rank opens what it can, then one
 // bootstrap allgather of "cards" (ok flag, address, piece size, error) lets
 // all ranks decide from the same facts.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "smddp/error.h"
 #include "transport/fabric_endpoint.h"
+#include "transport/fabric_liveness.h"
 #include "transport/fabric_transport.h"
 
 namespace smddp {
@@ -19,6 +21,7 @@ struct Card {
   int32_t ok = 0;
   uint32_t address_len = 0;
   uint64_t max_piece = 0;
+  sockaddr_in liveness{};
   char address[256] = {};
   char error[248] = {};
 };
@@ -76,11 +79,14 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
 
   Card mine;
   std::unique_ptr<FabricEndpoint> ep;
+  std::unique_ptr<LivenessProbe> liveness;
   if (wanted) {
     try {
       ep = FabricEndpoint::open(provider);
       std::vector<char> address = ep->address();
       if (address.size() > sizeof(mine.address)) throw TransportError("libfabric address too long");
+      liveness = std::make_unique<LivenessProbe>(ipv4_of_fabric_address(address));
+      mine.liveness = liveness->address();
       std::memcpy(mine.address, address.data(), address.size());
       mine.address_len = static_cast<uint32_t>(address.size());
       mine.max_piece = piece_limit(ep->max_msg_size);
@@ -88,6 +94,7 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
     } catch (const TransportError& e) {
       copy_string(mine.error, sizeof(mine.error), e.what());
       ep.reset();
+      liveness.reset();
     }
   }
   std::vector<Card> cards(topo.size);
@@ -105,11 +112,19 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
                          "': " + cards[r].error);
   }
   std::vector<std::vector<char>> addresses(topo.size);
+  std::vector<sockaddr_in> probes(topo.size);
   for (int r = 0; r < topo.size; ++r) {
     addresses[r].assign(cards[r].address, cards[r].address + cards[r].address_len);
+    probes[r] = cards[r].liveness;
   }
+  liveness->set_peers(std::move(probes));
   ep->insert_peers(addresses);
-  return make_fabric_transport(std::move(ep), topo, max_piece);
+  if (!env("SMDDP_FABRIC_VERBOSE").empty()) {
+    std::fprintf(stderr, "smddp: rank %d on %s: fabric transport, provider %s, domain %s, mr_local %d, piece %zu\n",
+                 topo.rank, topo.hosts[topo.rank].c_str(), ep->provider.c_str(), ep->domain_name.c_str(),
+                 static_cast<int>(ep->mr_local), max_piece);
+  }
+  return make_fabric_transport(std::move(ep), std::move(liveness), topo, max_piece);
 }
 
 }  // namespace smddp

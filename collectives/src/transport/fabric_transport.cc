@@ -22,9 +22,12 @@
 // ...) marks the peer lost; check_peer(), which the router calls while a
 // wait is slow, then throws PeerLostError with the rank, its host and the
 // provider's message. A rank blocked in a receive would never see such an
-// error, so check_peer() also sends the peer a small "ping" (a control tag
-// every rank keeps a receive posted for) at most every 200 ms: a dead
-// process answers it with a connection error.
+// error, and over tcp rxm does not fail operations for a dead peer at all
+// (it keeps reconnecting). So check_peer() probes the peer's liveness port
+// (fabric_liveness.h), which tells a dead process from a slow one, and
+// also sends it a small "ping" (a control tag every rank keeps a receive
+// posted for) at most every 200 ms, for providers that do report a send to
+// a dead peer as an error (efa).
 #include "transport/fabric_transport.h"
 
 #include <rdma/fabric.h>
@@ -32,6 +35,8 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include <sched.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -42,6 +47,7 @@
 #include "core/check.h"
 #include "smddp/error.h"
 #include "transport/fabric_endpoint.h"
+#include "transport/fabric_liveness.h"
 
 namespace smddp {
 namespace {
@@ -52,6 +58,7 @@ constexpr uint64_t kSequenceMask = (uint64_t{1} << kRankShift) - 1;
 constexpr auto kPingInterval = std::chrono::milliseconds(200);
 constexpr int kCompletionBatch = 32;
 constexpr unsigned kIdlePollEvery = 16;  // progress() calls between CQ reads when idle
+constexpr unsigned kServeEvery = 4096;   // progress() calls between liveness accepts
 
 uint64_t data_tag(int sender, uint64_t seq) {
   return (static_cast<uint64_t>(sender) << kRankShift) | (seq & kSequenceMask);
@@ -86,8 +93,10 @@ Op* op_of(void* context) { return reinterpret_cast<Op*>(context); }
 
 class FabricTransport final : public Transport {
  public:
-  FabricTransport(std::unique_ptr<FabricEndpoint> ep, const Topology& topo, size_t max_piece)
-      : ep_(std::move(ep)), topo_(topo), me_(topo.rank), max_piece_(max_piece) {
+  FabricTransport(std::unique_ptr<FabricEndpoint> ep, std::unique_ptr<LivenessProbe> liveness,
+                  const Topology& topo, size_t max_piece)
+      : ep_(std::move(ep)), liveness_(std::move(liveness)), topo_(topo), me_(topo.rank),
+        max_piece_(max_piece) {
     const char* mr = std::getenv("SMDDP_FABRIC_MR");
     register_buffers_ = ep_->mr_local || (mr && std::string(mr) == "always");
     send_seq_.assign(topo.size, 0);
@@ -112,7 +121,7 @@ class FabricTransport final : public Transport {
     // Let pings in flight leave before the connections close (bounded).
     auto until = Clock::now() + std::chrono::milliseconds(100);
     try {
-      while (pings_inflight_ > 0 && Clock::now() < until) poll_completions();
+      while (pings_inflight_ > 0 && Clock::now() < until) poll_completions(0);
     } catch (const Error&) {
     }
     fi_close(&ep_->ep->fid);  // cancels what is still posted
@@ -161,13 +170,26 @@ class FabricTransport final : public Transport {
 
   void progress() override {
     if (!backlog_.empty()) flush_backlog();
+    if ((++serve_polls_ % kServeEvery) == 0) liveness_->serve();
     // Idle: read the queue now and then only, so waits on other transports
     // (shm inside the node) stay cheap while connections still progress.
     if (active_ == 0 && pings_inflight_ == 0 && (++idle_polls_ % kIdlePollEvery) != 0) return;
-    poll_completions();
+    if (poll_completions(0) > 0 || active_ == 0) {
+      empty_polls_ = 0;
+      return;
+    }
+    ++empty_polls_;
+    if (block_ms_ > 0 && empty_polls_ >= 64) poll_completions(block_ms_);
+    if (yield_ && empty_polls_ >= 16) sched_yield();
   }
 
   void check_peer(int peer) override {
+    liveness_->serve();
+    if (lost_[peer].empty()) {
+      if (std::string why = liveness_->probe(peer); !why.empty()) {
+        lost_[peer] = "rank " + std::to_string(peer) + " on " + topo_.hosts[peer] + ": " + why;
+      }
+    }
     if (!lost_[peer].empty()) throw PeerLostError(lost_[peer]);
     auto now = Clock::now();
     if (ping_inflight_[peer] || now - last_ping_[peer] < kPingInterval) return;
@@ -264,11 +286,14 @@ class FabricTransport final : public Transport {
     }
   }
 
-  void poll_completions() {
+  size_t poll_completions(int block_ms) {
     fi_cq_tagged_entry entries[kCompletionBatch];
+    size_t total = 0;
     for (;;) {
-      ssize_t n = fi_cq_read(ep_->cq, entries, kCompletionBatch);
-      if (n == -FI_EAGAIN) return;
+      ssize_t n = block_ms > 0 ? fi_cq_sread(ep_->cq, entries, kCompletionBatch, nullptr, block_ms)
+                               : fi_cq_read(ep_->cq, entries, kCompletionBatch);
+      block_ms = 0;
+      if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT) return total;
       if (n == -FI_EAVAIL) {
         read_error();
         continue;
@@ -278,7 +303,8 @@ class FabricTransport final : public Transport {
                              fabric_strerror(n));
       }
       for (ssize_t i = 0; i < n; ++i) complete(op_of(entries[i].op_context), entries[i].len);
-      if (n < kCompletionBatch) return;
+      total += static_cast<size_t>(n);
+      if (n < kCompletionBatch) return total;
     }
   }
 
@@ -354,6 +380,7 @@ class FabricTransport final : public Transport {
   }
 
   std::unique_ptr<FabricEndpoint> ep_;
+  std::unique_ptr<LivenessProbe> liveness_;
   const Topology& topo_;
   const int me_;
   const size_t max_piece_;
@@ -369,6 +396,10 @@ class FabricTransport final : public Transport {
   int pings_inflight_ = 0;
   size_t active_ = 0;  // data ops posted and not complete
   unsigned idle_polls_ = 0;
+  unsigned serve_polls_ = 0;
+  unsigned empty_polls_ = 0;
+  bool yield_ = std::getenv("SMDDP_FABRIC_YIELD") != nullptr;
+  int block_ms_ = std::getenv("SMDDP_FABRIC_BLOCK_MS") ? std::atoi(std::getenv("SMDDP_FABRIC_BLOCK_MS")) : 0;
   uint64_t ping_word_ = 0x70696e67;
   uint64_t sink_word_ = 0;
   fid_mr* ping_mr_ = nullptr;
@@ -379,8 +410,9 @@ class FabricTransport final : public Transport {
 }  // namespace
 
 std::unique_ptr<Transport> make_fabric_transport(std::unique_ptr<FabricEndpoint> endpoint,
+                                                 std::unique_ptr<LivenessProbe> liveness,
                                                  const Topology& topo, size_t max_piece) {
-  return std::make_unique<FabricTransport>(std::move(endpoint), topo, max_piece);
+  return std::make_unique<FabricTransport>(std::move(endpoint), std::move(liveness), topo, max_piece);
 }
 
 }  // namespace smddp

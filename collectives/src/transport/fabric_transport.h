@@ -34,8 +34,11 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
 
 // The libfabric transport over an endpoint whose peers are inserted (rank i
 // at fi_addr_t i); messages are split into pieces of at most max_piece bytes.
+// `liveness` (peers set) tells a dead peer from a slow one.
 struct FabricEndpoint;
+class LivenessProbe;
 std::unique_ptr<Transport> make_fabric_transport(std::unique_ptr<FabricEndpoint> endpoint,
+                                                 std::unique_ptr<LivenessProbe> liveness,
                                                  const Topology& topo, size_t max_piece);
 
 }  // namespace smddp

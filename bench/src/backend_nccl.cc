@@ -1,0 +1,287 @@
+// NCCL's own collectives on device buffers: the GPU baseline, as nccl-tests
+// measures it. One communicator per rank on device local_rank % devices,
+// from a unique id that rank 0 makes and the engine broadcasts.
+//
+// The communicator is non-blocking (ncclConfig_t.blocking = 0), so no NCCL
+// call can hang the driver: every wait polls the stream and
+// ncclCommGetAsyncError with a deadline (comm.timeout(), the -T value), and on
+// expiry the communicator is aborted (ncclCommAbort) and the wait throws
+// TimeoutError. NCCL errors, synchronous or asynchronous, abort it too.
+//
+// avg is ncclAvg: NCCL pre-multiplies floats by 1/n, which equals the
+// engine's sum-then-divide exactly for power-of-two rank counts only.
+// alltoall is grouped ncclSend/ncclRecv (in place through a scratch copy);
+// the barrier is a one-element allreduce.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sched.h>
+#include <time.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "backend.h"
+#include "smddp/error.h"
+
+namespace smddp::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::Int8: return ncclInt8;
+    case DataType::Uint8: return ncclUint8;
+    case DataType::Int32: return ncclInt32;
+    case DataType::Uint32: return ncclUint32;
+    case DataType::Int64: return ncclInt64;
+    case DataType::Uint64: return ncclUint64;
+    case DataType::Float16: return ncclFloat16;
+    case DataType::Bfloat16: return ncclBfloat16;
+    case DataType::Float32: return ncclFloat32;
+    case DataType::Float64: return ncclFloat64;
+  }
+  return ncclUint8;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return ncclSum;
+    case ReduceOp::Prod: return ncclProd;
+    case ReduceOp::Min: return ncclMin;
+    case ReduceOp::Max: return ncclMax;
+    case ReduceOp::Avg: return ncclAvg;
+  }
+  return ncclSum;
+}
+
+void check_cuda(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  cudaGetLastError();
+  throw Error(std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+// Spin on the first polls (small collectives finish in microseconds), then
+// give the core away, then nap.
+class Poll {
+ public:
+  explicit Poll(double seconds)
+      : deadline_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds))) {}
+  // One failed poll; true when the deadline has passed.
+  bool pause_expired() {
+    ++polls_;
+    if (polls_ < 2000) return false;
+    if (polls_ < 4000) {
+      sched_yield();
+    } else {
+      timespec nap{0, 20'000};
+      nanosleep(&nap, nullptr);
+    }
+    return (polls_ & 63) == 0 && Clock::now() >= deadline_;
+  }
+
+ private:
+  Clock::time_point deadline_;
+  uint64_t polls_ = 0;
+};
+
+class NcclBackend final : public Backend {
+ public:
+  explicit NcclBackend(Communicator& comm)
+      : timeout_s_(comm.timeout()), rank_(comm.rank()), size_(comm.size()), host_(comm.host(comm.rank())) {
+    // The status travels with the id, so a failure on rank 0 ends every rank.
+    struct {
+      int32_t status;
+      ncclUniqueId id;
+    } hello{};
+    if (rank_ == 0) hello.status = ncclGetUniqueId(&hello.id);
+    comm.broadcast(&hello, &hello, sizeof hello, DataType::Uint8, 0);
+    what_ = "ncclCommInitRank";
+    if (hello.status != ncclSuccess) {
+      throw TransportError("ncclGetUniqueId failed on rank 0: " +
+                           std::string(ncclGetErrorString(static_cast<ncclResult_t>(hello.status))));
+    }
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaMalloc(&barrier_, sizeof(int32_t)), "cudaMalloc");
+    check_cuda(cudaMemset(barrier_, 0, sizeof(int32_t)), "cudaMemset");
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    start("ncclCommInitRank");
+    issued(ncclCommInitRankConfig(&comm_, size_, hello.id, rank_, &config));
+  }
+
+  ~NcclBackend() override {
+    if (comm_) {
+      // Flush and free; a peer gone by now must not hang the exit.
+      ncclResult_t rc = ncclCommFinalize(comm_);
+      if ((rc == ncclSuccess || rc == ncclInProgress) && settled_quietly()) {
+        ncclCommDestroy(comm_);
+      } else {
+        ncclCommAbort(comm_);
+      }
+    }
+    cudaFree(scratch_);
+    cudaFree(barrier_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string_view name() const override { return "nccl"; }
+  std::string algorithm() const override { return "nccl"; }
+  void* stream() override { return stream_; }
+
+  void run(const CollectiveArgs& a) override {
+    start(std::string(to_string(a.collective)));
+    const ncclDataType_t t = nccl_type(a.dtype);
+    const ncclRedOp_t op = nccl_op(a.op);
+    switch (a.collective) {
+      case Collective::AllReduce:
+        issued(ncclAllReduce(a.send, a.recv, a.count, t, op, comm_, stream_));
+        break;
+      case Collective::AllGather:
+        issued(ncclAllGather(a.send, a.recv, a.count, t, comm_, stream_));
+        break;
+      case Collective::ReduceScatter:
+        issued(ncclReduceScatter(a.send, a.recv, a.count, t, op, comm_, stream_));
+        break;
+      case Collective::Broadcast:
+        issued(ncclBroadcast(a.send, a.recv, a.count, t, a.root, comm_, stream_));
+        break;
+      case Collective::Reduce:
+        issued(ncclReduce(a.send, a.recv, a.count, t, op, a.root, comm_, stream_));
+        break;
+      case Collective::AllToAll:
+        alltoall(a, t);
+        break;
+      case Collective::Barrier:
+        issued(ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_));
+        break;
+    }
+  }
+
+  void sync() override {
+    Poll poll(timeout_s_);
+    for (;;) {
+      const cudaError_t rc = cudaStreamQuery(stream_);
+      if (rc == cudaSuccess) break;
+      if (rc != cudaErrorNotReady) {
+        abort_comm();
+        check_cuda(rc, (what_ + ": waiting for NCCL").c_str());
+      }
+      if (poll.pause_expired()) timed_out("waiting for the NCCL kernels");
+      check_async();
+    }
+    check_async();
+  }
+
+  void barrier() override {
+    run({Collective::Barrier, nullptr, nullptr, 0, DataType::Int32, ReduceOp::Sum, 0});
+    sync();
+  }
+
+ private:
+  void start(std::string what) {
+    if (!comm_ && what != "ncclCommInitRank") {
+      throw TransportError(what + ": the NCCL communicator is unusable after an earlier failure");
+    }
+    what_ = std::move(what);
+  }
+
+  // After an NCCL call: ncclInProgress means the non-blocking communicator is
+  // still working on it, and nothing may be issued until it settles.
+  void issued(ncclResult_t rc) {
+    if (rc == ncclSuccess) return;
+    if (rc != ncclInProgress) failed(rc);
+    Poll poll(timeout_s_);
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      const ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
+      if (q != ncclSuccess) failed(q);
+      if (state == ncclSuccess) return;
+      if (state != ncclInProgress) failed(state);
+      if (poll.pause_expired()) timed_out("waiting for NCCL to accept the call");
+    }
+  }
+
+  void check_async() {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t q = ncclCommGetAsyncError(comm_, &state);
+    if (q != ncclSuccess) failed(q);
+    if (state != ncclSuccess && state != ncclInProgress) failed(state);
+  }
+
+  void alltoall(const CollectiveArgs& a, ncclDataType_t t) {
+    const size_t bytes = a.count * dtype_size(a.dtype);
+    const char* send = static_cast<const char*>(a.send);
+    char* recv = static_cast<char*>(a.recv);
+    if (a.send == a.recv && bytes) {
+      // Grouped send/recv cannot run in place: send from a copy.
+      const size_t total = bytes * static_cast<size_t>(size_);
+      if (total > scratch_bytes_) {
+        cudaFree(scratch_);
+        scratch_ = nullptr;
+        scratch_bytes_ = 0;
+        check_cuda(cudaMalloc(&scratch_, total), "cudaMalloc of the alltoall scratch buffer");
+        scratch_bytes_ = total;
+      }
+      check_cuda(cudaMemcpyAsync(scratch_, a.send, total, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
+      send = static_cast<const char*>(scratch_);
+    }
+    issued(ncclGroupStart());
+    for (int peer = 0; peer < size_; ++peer) {
+      issued(ncclSend(send + peer * bytes, a.count, t, peer, comm_, stream_));
+      issued(ncclRecv(recv + peer * bytes, a.count, t, peer, comm_, stream_));
+    }
+    issued(ncclGroupEnd());
+  }
+
+  bool settled_quietly() {
+    Poll poll(timeout_s_);
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) return false;
+      if (state == ncclSuccess) return true;
+      if (state != ncclInProgress || poll.pause_expired()) return false;
+    }
+  }
+
+  void abort_comm() {
+    if (comm_) ncclCommAbort(comm_);
+    comm_ = nullptr;
+  }
+
+  std::string where() const { return " on rank " + std::to_string(rank_) + " (" + host_ + ")"; }
+
+  [[noreturn]] void failed(ncclResult_t rc) {
+    const std::string detail = comm_ ? ncclGetLastError(comm_) : "";
+    abort_comm();
+    const std::string msg = what_ + ": NCCL error: " + ncclGetErrorString(rc) +
+                            (detail.empty() ? "" : " (" + detail + ")") + where();
+    if (rc == ncclInvalidUsage || rc == ncclInvalidArgument) throw Error(msg);
+    throw TransportError(msg);
+  }
+
+  [[noreturn]] void timed_out(const char* doing) {
+    abort_comm();
+    throw TimeoutError(what_ + " timed out after " + std::to_string(std::lround(timeout_s_)) + " s " + doing +
+                       where() + "; NCCL communicator aborted");
+  }
+
+  double timeout_s_;
+  int rank_, size_;
+  std::string host_;
+  std::string what_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  void* barrier_ = nullptr;
+  void* scratch_ = nullptr;
+  size_t scratch_bytes_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_nccl_backend(Communicator& comm) { return std::make_unique<NcclBackend>(comm); }
+
+}  // namespace smddp::bench

@@ -1,0 +1,164 @@
+// Sharded allreduce, after SMDDP's Herring (SC20): the nodes' CPUs act as a
+// sharded parameter server.
+//
+//   1. Inside each node, reduce-scatter: local rank i ends with shard i, the
+//      node's partial sum of block i of the vector.
+//   2. Between nodes, among the ranks with local rank i (the cross group, one
+//      per node, M nodes): the shard is split into M sub-shards; sub-shard k
+//      is served by node k. Every rank sends sub-shard k to the server of k,
+//      the server reduces the M contributions and sends the result back to
+//      every node. Each rank sends and receives 2(M-1)/M of its shard, as in
+//      a ring, but in two direct steps instead of 2(M-1) hops, with all
+//      links busy at once.
+//   3. Inside each node, allgather of the shards.
+//
+// Pipelining. Sub-shards are cut into chunks of kChunkBytes. Contributions
+// for kWindow chunks are in flight at once: while chunk c is reduced, the
+// transfers of chunks c+1..c+kWindow-1 proceed, and the result of chunk c is
+// on its way back while later chunks are reduced.
+//
+// Message order per pair of ranks is the same on both sides (every rank runs
+// the same schedule: contributions of chunks 0..W-1, then per chunk c its
+// result and the contribution of chunk c+W), as the transport contract's
+// in-order matching needs.
+#include <vector>
+
+#include "algorithms/catalog.h"
+#include "smddp/reduce.h"
+
+namespace smddp {
+namespace {
+
+constexpr size_t kChunkBytes = size_t{512} << 10;  // pipeline granularity
+constexpr int kWindow = 4;                          // chunks in flight
+constexpr int kScratchSlot = 2;                     // nested collectives use 0 and 1
+
+// The inter-node step on this rank's shard (elements [0, len) of `shard`).
+class ShardServer {
+ public:
+  ShardServer(Context& ctx, const Call& call, char* shard, size_t len)
+      : ctx_(ctx), x_(ctx.cross), call_(call), es_(call.esize()), shard_(shard),
+        sub_(patterns::Partition::balanced(len, x_.size())) {
+    chunk_ = std::max<size_t>(1, kChunkBytes / es_);
+    chunks_ = (sub_.max_length() + chunk_ - 1) / chunk_;
+    const int peers = x_.size() - 1;
+    incoming_ = static_cast<char*>(
+        ctx.scratch.get(kScratchSlot, static_cast<size_t>(peers) * kWindow * chunk_ * es_));
+    contributions_.resize(static_cast<size_t>(kWindow) * 2 * peers);
+    results_.resize(chunks_ * 2 * peers);
+    srcs_.resize(x_.size());
+  }
+
+  void run() {
+    for (size_t c = 0; c < std::min<size_t>(kWindow, chunks_); ++c) post_contributions(c);
+    for (size_t c = 0; c < chunks_; ++c) {
+      ctx_.router().wait(window(c), ctx_.scope);
+      reduce_chunk(c);
+      post_results(c);
+      if (c + kWindow < chunks_) post_contributions(c + kWindow);
+    }
+    ctx_.router().wait(results_, ctx_.scope);
+  }
+
+ private:
+  // Elements of sub-shard k that chunk c covers, as (first element, count).
+  size_t first(int k, size_t c) const { return sub_.offset(k) + std::min(sub_.length(k), c * chunk_); }
+  size_t count(int k, size_t c) const {
+    size_t len = sub_.length(k), lo = std::min(len, c * chunk_);
+    return std::min(len, lo + chunk_) - lo;
+  }
+  int peer(int j) const { return patterns::mod(x_.me + j, x_.size()); }  // j = 1..M-1
+  char* incoming(size_t c, int j) const {
+    return incoming_ + ((c % kWindow) * (x_.size() - 1) + (j - 1)) * chunk_ * es_;
+  }
+  std::span<Request> window(size_t c) {
+    const size_t per = 2 * static_cast<size_t>(x_.size() - 1);
+    return {contributions_.data() + (c % kWindow) * per, per};
+  }
+
+  void post(Request& r, Request::Kind kind, int k, void* buf, size_t elems) {
+    r = Request{kind, x_.ranks[k], ctx_.tag, buf, elems * es_};
+    ctx_.router().post(r);
+  }
+
+  // Our part of sub-shard k goes to server k; server `me` receives the others'.
+  void post_contributions(size_t c) {
+    std::span<Request> w = window(c);
+    for (int j = 1; j < x_.size(); ++j) {
+      post(w[2 * (j - 1)], Request::Kind::Recv, peer(-j), incoming(c, j), count(x_.me, c));
+    }
+    for (int j = 1; j < x_.size(); ++j) {
+      const int k = peer(j);
+      post(w[2 * (j - 1) + 1], Request::Kind::Send, k, shard_ + first(k, c) * es_, count(k, c));
+    }
+  }
+
+  void reduce_chunk(size_t c) {
+    const size_t n = count(x_.me, c);
+    if (n == 0) return;
+    char* mine = shard_ + first(x_.me, c) * es_;
+    srcs_[0] = mine;
+    for (int j = 1; j < x_.size(); ++j) srcs_[j] = incoming(c, j);
+    reduce(mine, srcs_.data(), x_.size(), n, call_.dtype, call_.op);
+  }
+
+  // The reduced chunk goes to every node; their reduced chunks come back
+  // into the sub-shards we sent them (those sends are complete by now).
+  void post_results(size_t c) {
+    Request* r = results_.data() + c * 2 * (x_.size() - 1);
+    for (int j = 1; j < x_.size(); ++j) {
+      const int k = peer(-j);
+      post(r[2 * (j - 1)], Request::Kind::Recv, k, shard_ + first(k, c) * es_, count(k, c));
+    }
+    char* mine = shard_ + first(x_.me, c) * es_;
+    for (int j = 1; j < x_.size(); ++j) {
+      post(r[2 * (j - 1) + 1], Request::Kind::Send, peer(j), mine, count(x_.me, c));
+    }
+  }
+
+  Context& ctx_;
+  const Group& x_;
+  const Call& call_;
+  const size_t es_;
+  char* const shard_;
+  const patterns::Partition sub_;
+  size_t chunk_ = 0, chunks_ = 0;
+  char* incoming_ = nullptr;
+  std::vector<Request> contributions_, results_;
+  std::vector<const void*> srcs_;
+};
+
+}  // namespace
+
+const char* allreduce_sharded_accepts(const Context& ctx, const Group& g, const Call&) {
+  if (g.kind != GroupKind::World) return "runs on the whole communicator only";
+  if (ctx.topo.num_nodes < 2) return "needs ranks on more than one node";
+  for (const auto& ranks : ctx.topo.node_ranks) {
+    if (ranks.size() != ctx.topo.node_ranks[0].size()) return "nodes have different rank counts";
+  }
+  return nullptr;
+}
+
+void allreduce_sharded(Context& ctx, const Group&, const Call& call) {
+  const size_t es = call.esize();
+  copy_if_distinct(call.recv, call.send, call.count * es);
+  const auto blocks = patterns::Partition::balanced(call.count, ctx.node.size());
+  char* shard = at(call.recv, blocks.offset(ctx.node.me) * es);
+
+  Call rs = call;
+  rs.collective = Collective::ReduceScatter;
+  rs.blocks = blocks;
+  rs.send = call.recv;
+  rs.recv = shard;
+  ctx.run(ctx.node, rs);
+
+  if (blocks.length(ctx.node.me) > 0) ShardServer(ctx, call, shard, blocks.length(ctx.node.me)).run();
+
+  Call ag = rs;
+  ag.collective = Collective::AllGather;
+  ag.send = shard;
+  ag.recv = call.recv;
+  ctx.run(ctx.node, ag);
+}
+
+}  // namespace smddp

@@ -1,0 +1,363 @@
+// The device reduction kernels behind cuda/kernels.h.
+//
+// Vocabulary:
+//  - vector: 16 bytes of elements, loaded and stored as one uint4-sized pack;
+//  - head / tail: the elements before the first aligned vector and after the
+//    last one, done one element per thread;
+//  - format: how a stored element becomes the value it is combined in
+//    (itself, or float for the 16-bit float types).
+//
+// One grid-stride kernel per (format, op); each thread keeps kUnroll vectors
+// of every source in flight so the loads cover the memory latency. The
+// element arithmetic repeats the host kernels' (kernels/kernels_impl.h) so
+// both give the same bits.
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/check.h"
+#include "cuda/kernels.h"
+#include "cuda/runtime.h"
+
+namespace smddp::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+// 8 blocks of 256 threads fill an SM of sm_80/sm_90 (2048 resident threads).
+constexpr int kBlocksPerSm = 8;
+constexpr size_t kVectorBytes = 16;
+
+// Unsigned arithmetic type for T: no promotion to signed int, so overflow wraps.
+template <typename T>
+using WrapType =
+    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+struct SumOp {
+  template <typename T>
+  __device__ static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+
+struct ProdOp {
+  template <typename T>
+  __device__ static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+
+// As on the host: a NaN in either operand wins, ties return the second.
+struct MinOp {
+  template <typename T>
+  __device__ static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return a < b ? a : b;
+    } else {
+      return (a < b || a != a) ? a : b;
+    }
+  }
+};
+
+struct MaxOp {
+  template <typename T>
+  __device__ static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>) {
+      return a > b ? a : b;
+    } else {
+      return (a > b || a != a) ? a : b;
+    }
+  }
+};
+
+template <typename T>
+struct NativeFormat {
+  using Storage = T;
+  using Compute = T;
+  __device__ static T widen(T x) { return x; }
+  __device__ static T narrow(T x) { return x; }
+};
+
+// float16 through the conversion instructions, with NaNs handled as F16C
+// does: quieted, sign and top payload bits kept.
+struct F16Format {
+  using Storage = uint16_t;
+  using Compute = float;
+  __device__ static float widen(uint16_t h) {
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) {
+      return __uint_as_float((uint32_t{h & 0x8000u} << 16) | 0x7fc00000u | (uint32_t{h & 0x3ffu} << 13));
+    }
+    return __half2float(__ushort_as_half(h));
+  }
+  __device__ static uint16_t narrow(float f) {
+    const uint32_t x = __float_as_uint(f);
+    const uint32_t mag = x & 0x7fffffffu;
+    if (mag > 0x7f800000u) return static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7e00u | ((mag >> 13) & 0x3ffu));
+    return __half_as_ushort(__float2half_rn(f));
+  }
+};
+
+// bfloat16 with the host's integer rounding (nearest even, NaN quieted).
+struct Bf16Format {
+  using Storage = uint16_t;
+  using Compute = float;
+  __device__ static float widen(uint16_t h) { return __uint_as_float(uint32_t{h} << 16); }
+  __device__ static uint16_t narrow(float f) {
+    const uint32_t x = __float_as_uint(f);
+    const bool nan = (x & 0x7fffffffu) > 0x7f800000u;
+    const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return static_cast<uint16_t>(nan ? (x >> 16) | 0x40u : rounded);
+  }
+};
+
+template <typename S>
+struct alignas(kVectorBytes) Pack {
+  S e[kVectorBytes / sizeof(S)];
+};
+
+struct Sources {
+  const void* p[kMaxSources];
+};
+
+// Where the vectors are: elements [head, head + nvec * V) of every buffer.
+struct Layout {
+  size_t head = 0;
+  size_t nvec = 0;
+};
+
+template <typename S>
+__device__ const Pack<S>* vectors(const void* p, size_t head) {
+  return reinterpret_cast<const Pack<S>*>(static_cast<const S*>(p) + head);
+}
+
+template <typename F, typename Op>
+__global__ void __launch_bounds__(kThreads)
+    reduce_kernel(void* dst, Sources srcs, int nsrc, size_t count, Layout layout) {
+  using S = typename F::Storage;
+  using C = typename F::Compute;
+  constexpr int V = kVectorBytes / sizeof(S);
+  const size_t tid = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  S* d = static_cast<S*>(dst);
+  Pack<S>* out = reinterpret_cast<Pack<S>*>(d + layout.head);
+
+  for (size_t base = tid; base < layout.nvec; base += stride * kUnroll) {
+    C acc[kUnroll][V] = {};
+    const Pack<S>* first = vectors<S>(srcs.p[0], layout.head);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t k = base + u * stride;
+      if (k < layout.nvec) {
+        const Pack<S> p = first[k];
+#pragma unroll
+        for (int j = 0; j < V; ++j) acc[u][j] = F::widen(p.e[j]);
+      }
+    }
+    for (int s = 1; s < nsrc; ++s) {
+      const Pack<S>* src = vectors<S>(srcs.p[s], layout.head);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const size_t k = base + u * stride;
+        if (k < layout.nvec) {
+          const Pack<S> p = src[k];
+#pragma unroll
+          for (int j = 0; j < V; ++j) acc[u][j] = Op::apply(acc[u][j], F::widen(p.e[j]));
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const size_t k = base + u * stride;
+      if (k < layout.nvec) {
+        Pack<S> p;
+#pragma unroll
+        for (int j = 0; j < V; ++j) p.e[j] = F::narrow(acc[u][j]);
+        out[k] = p;
+      }
+    }
+  }
+
+  const size_t tail = layout.head + layout.nvec * V;
+  const size_t scalars = layout.head + (count - tail);
+  for (size_t k = tid; k < scalars; k += stride) {
+    const size_t i = k < layout.head ? k : tail + (k - layout.head);
+    C acc = F::widen(static_cast<const S*>(srcs.p[0])[i]);
+    for (int s = 1; s < nsrc; ++s) acc = Op::apply(acc, F::widen(static_cast<const S*>(srcs.p[s])[i]));
+    d[i] = F::narrow(acc);
+  }
+}
+
+// Integers divide in a 64-bit type of their signedness (truncation, no
+// overflow); floats divide in their compute type, correctly rounded.
+template <typename C>
+__device__ C divided(C x, int divisor) {
+  if constexpr (std::is_integral_v<C>) {
+    using Wide = std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>;
+    return static_cast<C>(static_cast<Wide>(x) / static_cast<Wide>(divisor));
+  } else {
+    return x / static_cast<C>(divisor);
+  }
+}
+
+template <typename F>
+__global__ void __launch_bounds__(kThreads) divide_kernel(void* dst, size_t count, Layout layout, int divisor) {
+  using S = typename F::Storage;
+  constexpr int V = kVectorBytes / sizeof(S);
+  const size_t tid = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  S* d = static_cast<S*>(dst);
+  Pack<S>* vec = reinterpret_cast<Pack<S>*>(d + layout.head);
+  for (size_t base = tid; base < layout.nvec; base += stride * kUnroll) {
+    Pack<S> p[kUnroll] = {};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (base + u * stride < layout.nvec) p[u] = vec[base + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (base + u * stride < layout.nvec) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) p[u].e[j] = F::narrow(divided(F::widen(p[u].e[j]), divisor));
+        vec[base + u * stride] = p[u];
+      }
+    }
+  }
+  const size_t tail = layout.head + layout.nvec * V;
+  const size_t scalars = layout.head + (count - tail);
+  for (size_t k = tid; k < scalars; k += stride) {
+    const size_t i = k < layout.head ? k : tail + (k - layout.head);
+    d[i] = F::narrow(divided(F::widen(d[i]), divisor));
+  }
+}
+
+// Vectors when every pointer has the destination's offset within a vector
+// (and that offset is a whole number of elements); otherwise all scalar.
+Layout layout_of(const void* dst, const void* const* srcs, int nsrc, size_t count, size_t esize) {
+  const auto offset = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes; };
+  const size_t mis = offset(dst);
+  bool aligned = mis % esize == 0;
+  for (int s = 0; s < nsrc && aligned; ++s) aligned = offset(srcs[s]) == mis;
+  if (!aligned) return {count, 0};
+  const size_t head = std::min(count, (kVectorBytes - mis) % kVectorBytes / esize);
+  return {head, (count - head) / (kVectorBytes / esize)};
+}
+
+int multiprocessors() {
+  static std::atomic<int> cached[64] = {};
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const bool cacheable = device >= 0 && device < 64;
+  if (cacheable && cached[device].load(std::memory_order_relaxed) > 0) return cached[device];
+  int sms = 0;
+  check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  if (cacheable) cached[device] = sms;
+  return sms;
+}
+
+// Enough blocks for `items` thread-sized pieces of work, at most a full GPU.
+unsigned grid_for(size_t items) {
+  const size_t wanted = (items + kThreads - 1) / kThreads;
+  const size_t most = static_cast<size_t>(multiprocessors()) * kBlocksPerSm;
+  return static_cast<unsigned>(std::max<size_t>(1, std::min(wanted, most)));
+}
+
+size_t work_items(const Layout& l, size_t count, size_t esize) {
+  const size_t scalars = count - l.nvec * (kVectorBytes / esize);
+  return std::max((l.nvec + kUnroll - 1) / kUnroll, scalars);
+}
+
+using ReduceLaunch = void (*)(void*, const Sources&, int, size_t, const Layout&, unsigned, cudaStream_t);
+using DivideLaunch = void (*)(void*, size_t, const Layout&, int, unsigned, cudaStream_t);
+
+template <typename F, typename Op>
+void launch_reduce(void* dst, const Sources& srcs, int nsrc, size_t count, const Layout& l, unsigned grid,
+                   cudaStream_t stream) {
+  reduce_kernel<F, Op><<<grid, kThreads, 0, stream>>>(dst, srcs, nsrc, count, l);
+}
+
+template <typename F>
+void launch_divide(void* dst, size_t count, const Layout& l, int divisor, unsigned grid, cudaStream_t stream) {
+  divide_kernel<F><<<grid, kThreads, 0, stream>>>(dst, count, l, divisor);
+}
+
+struct LaunchTable {
+  ReduceLaunch reduce[kNumDataTypes][kNumReduceOps];
+  DivideLaunch divide[kNumDataTypes];
+};
+
+template <typename F>
+constexpr void fill_row(LaunchTable& t, DataType dtype) {
+  auto& row = t.reduce[static_cast<int>(dtype)];
+  row[static_cast<int>(ReduceOp::Sum)] = &launch_reduce<F, SumOp>;
+  row[static_cast<int>(ReduceOp::Prod)] = &launch_reduce<F, ProdOp>;
+  row[static_cast<int>(ReduceOp::Min)] = &launch_reduce<F, MinOp>;
+  row[static_cast<int>(ReduceOp::Max)] = &launch_reduce<F, MaxOp>;
+  row[static_cast<int>(ReduceOp::Avg)] = &launch_reduce<F, SumOp>;  // divide() follows
+  t.divide[static_cast<int>(dtype)] = &launch_divide<F>;
+}
+
+constexpr LaunchTable make_table() {
+  LaunchTable t{};
+  fill_row<NativeFormat<int8_t>>(t, DataType::Int8);
+  fill_row<NativeFormat<uint8_t>>(t, DataType::Uint8);
+  fill_row<NativeFormat<int32_t>>(t, DataType::Int32);
+  fill_row<NativeFormat<uint32_t>>(t, DataType::Uint32);
+  fill_row<NativeFormat<int64_t>>(t, DataType::Int64);
+  fill_row<NativeFormat<uint64_t>>(t, DataType::Uint64);
+  fill_row<F16Format>(t, DataType::Float16);
+  fill_row<Bf16Format>(t, DataType::Bfloat16);
+  fill_row<NativeFormat<float>>(t, DataType::Float32);
+  fill_row<NativeFormat<double>>(t, DataType::Float64);
+  return t;
+}
+
+constexpr LaunchTable kTable = make_table();
+
+}  // namespace
+
+void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DataType dtype, ReduceOp op,
+            cudaStream_t stream) {
+  SMDDP_CHECK(nsrc >= 1 && nsrc <= kMaxSources);
+  SMDDP_CHECK(static_cast<int>(dtype) < kNumDataTypes && static_cast<int>(op) < kNumReduceOps);
+  if (count == 0) return;
+  const size_t es = dtype_size(dtype);
+  if (nsrc == 1) {
+    if (dst != srcs[0]) check(cudaMemcpyAsync(dst, srcs[0], count * es, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+    return;
+  }
+  Sources s{};
+  for (int i = 0; i < nsrc; ++i) s.p[i] = srcs[i];
+  const Layout l = layout_of(dst, srcs, nsrc, count, es);
+  kTable.reduce[static_cast<int>(dtype)][static_cast<int>(op)](dst, s, nsrc, count, l,
+                                                                grid_for(work_items(l, count, es)), stream);
+  check(cudaGetLastError(), "reduction kernel launch");
+}
+
+void reduce_into(void* dst, const void* src, size_t count, DataType dtype, ReduceOp op, cudaStream_t stream) {
+  const void* srcs[2] = {dst, src};
+  reduce(dst, srcs, 2, count, dtype, op, stream);
+}
+
+void divide(void* dst, size_t count, DataType dtype, int divisor, cudaStream_t stream) {
+  SMDDP_CHECK(divisor >= 1 && static_cast<int>(dtype) < kNumDataTypes);
+  if (count == 0) return;
+  const size_t es = dtype_size(dtype);
+  const void* self[1] = {dst};
+  const Layout l = layout_of(dst, self, 1, count, es);
+  const size_t items = work_items(l, count, es);
+  kTable.divide[static_cast<int>(dtype)](dst, count, l, divisor, grid_for(items), stream);
+  check(cudaGetLastError(), "divide kernel launch");
+}
+
+}  // namespace smddp::cuda

@@ -1,0 +1,257 @@
+// cuda_staged: collectives on device buffers through pinned host memory, the
+// Herring path between nodes (device to host, host-side collective, host to
+// device). One algorithm for every collective that moves data, since only
+// the shape of the copies differs.
+//
+// Vocabulary:
+//  - side: the device buffer a rank copies down (input) or up (output), as
+//    `blocks` runs of the same length `pitch` elements apart (1 block for
+//    allreduce, n blocks for the allgather output, the reduce-scatter input
+//    and both alltoall buffers);
+//  - chunk: the same element range [c0, c0 + len) of every block of a side;
+//    the host collective sees it as `blocks` contiguous runs of len;
+//  - slot: one of two pinned host buffer pairs (in, out) a chunk is staged in.
+//
+// Pipeline: chunk k+1 comes down (stream `down`) while the host collective
+// runs on chunk k, and chunk k-1 goes up (stream `up`). The host collective is
+// any host algorithm the selector picks (shm_direct in a node, hierarchical
+// or ring between nodes), on the same group.
+#include "cuda/staged.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "algorithms/catalog.h"
+#include "algorithms/registry.h"
+#include "cuda/kernels.h"
+#include "cuda/runtime.h"
+#include "smddp/error.h"
+
+namespace smddp {
+namespace {
+
+constexpr size_t kDefaultChunkBytes = 4u << 20;  // amortises a host collective, fits in L2/LLC
+
+struct Side {
+  const void* base = nullptr;
+  int blocks = 1;
+  size_t pitch = 0;  // elements from one block to the next
+};
+
+struct Plan {
+  size_t span = 0;           // element positions the chunks walk
+  bool down = true;          // this rank supplies input
+  bool up = true;            // this rank receives output
+  bool host_in_place = true; // the host call runs with send == recv (one slot buffer)
+  Side in, out;
+};
+
+Plan plan_of(const Group& g, const Call& c) {
+  const int n = g.size();
+  const bool root = g.me == c.root;
+  Plan p;
+  p.in = {c.send, 1, 0};
+  p.out = {c.recv, 1, 0};
+  p.span = c.count;
+  switch (c.collective) {
+    case Collective::Reduce:
+      p.up = root;
+      break;
+    case Collective::Broadcast:
+      p.down = root;
+      p.up = !root || c.send != c.recv;
+      break;
+    case Collective::AllGather:
+      p.span = c.blocks.length(0);
+      p.out = {c.recv, n, p.span};
+      p.host_in_place = false;
+      break;
+    case Collective::ReduceScatter:
+      p.span = c.blocks.length(0);
+      p.in = {c.send, n, p.span};
+      p.host_in_place = false;
+      break;
+    case Collective::AllToAll:
+      p.in = {c.send, n, c.count};
+      p.out = {c.recv, n, c.count};
+      p.host_in_place = false;
+      break;
+    default:
+      break;
+  }
+  return p;
+}
+
+// Per thread and device: the engine runs a communicator's calls on one thread.
+struct Staging {
+  cuda::Stream down, up;
+  cuda::Event down_done[2], up_done[2];
+  bool up_pending[2] = {false, false};
+  cuda::PinnedBuffer in[2], out[2];
+};
+
+Staging& staging() {
+  thread_local std::map<int, std::unique_ptr<Staging>> by_device;
+  int device = 0;
+  cuda::check(cudaGetDevice(&device), "cudaGetDevice");
+  auto& s = by_device[device];
+  if (!s) s = std::make_unique<Staging>();
+  return *s;
+}
+
+void copy(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, int rows,
+          cudaStream_t stream) {
+  if (rows == 1) {
+    cuda::check(cudaMemcpyAsync(dst, src, width, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+  } else {
+    cuda::check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDefault, stream),
+                "cudaMemcpy2DAsync");
+  }
+}
+
+class StagedRun {
+ public:
+  StagedRun(Context& ctx, const Group& g, const Call& call)
+      : ctx_(ctx), g_(g), call_(call), plan_(plan_of(g, call)), st_(staging()), es_(call.esize()) {
+    const int widest = std::max(plan_.in.blocks, plan_.out.blocks);
+    chunk_ = std::max<size_t>(1, cuda::staging_chunk_bytes() / (es_ * static_cast<size_t>(widest)));
+    chunks_ = (plan_.span + chunk_ - 1) / chunk_;
+  }
+
+  void run() {
+    st_.up_pending[0] = st_.up_pending[1] = false;
+    bring_down(0);
+    for (size_t k = 0; k < chunks_; ++k) {
+      if (k + 1 < chunks_) bring_down(k + 1);
+      const int s = slot(k);
+      if (plan_.down) wait(st_.down_done[s], "copying device to host");
+      if (st_.up_pending[s]) wait(st_.up_done[s], "copying host to device");
+      run_host(k);
+      send_up(k);
+    }
+    for (int s = 0; s < 2; ++s) {
+      if (st_.up_pending[s]) wait(st_.up_done[s], "copying host to device");
+    }
+  }
+
+ private:
+  static int slot(size_t k) { return static_cast<int>(k % 2); }
+  size_t first(size_t k) const { return k * chunk_; }
+  size_t length(size_t k) const { return std::min(chunk_, plan_.span - first(k)); }
+
+  char* in_slot(int s) { return st_.in[s].get(chunk_ * es_ * plan_.in.blocks); }
+  char* out_slot(int s) {
+    return plan_.host_in_place ? in_slot(s) : st_.out[s].get(chunk_ * es_ * plan_.out.blocks);
+  }
+
+  void bring_down(size_t k) {
+    if (!plan_.down) return;
+    const int s = slot(k);
+    // The slot's previous chunk may still be going up from the same memory.
+    if (st_.up_pending[s]) cuda::check(cudaStreamWaitEvent(st_.down.get(), st_.up_done[s].get(), 0), "cudaStreamWaitEvent");
+    const size_t len = length(k);
+    copy(in_slot(s), len * es_, static_cast<const char*>(plan_.in.base) + first(k) * es_, plan_.in.pitch * es_,
+         len * es_, plan_.in.blocks, st_.down.get());
+    st_.down_done[s].record(st_.down.get());
+  }
+
+  void run_host(size_t k) {
+    const int s = slot(k);
+    const size_t len = length(k);
+    Call c = call_;
+    c.send = in_slot(s);
+    c.recv = out_slot(s);
+    c.count = len;
+    if (c.collective == Collective::AllGather || c.collective == Collective::ReduceScatter) {
+      c.blocks = patterns::Partition::equal(len, g_.size());
+    }
+    ctx_.run(g_, c);
+  }
+
+  void send_up(size_t k) {
+    if (!plan_.up) return;
+    const int s = slot(k);
+    const size_t len = length(k);
+    copy(static_cast<char*>(const_cast<void*>(plan_.out.base)) + first(k) * es_, plan_.out.pitch * es_, out_slot(s),
+         len * es_, len * es_, plan_.out.blocks, st_.up.get());
+    st_.up_done[s].record(st_.up.get());
+    st_.up_pending[s] = true;
+  }
+
+  void wait(const cuda::Event& e, const char* doing) {
+    const std::string what(ctx_.scope.collective);
+    cuda::wait(e.get(), ctx_.scope.deadline, what.c_str(), ctx_.scope.timeout_seconds, doing);
+  }
+
+  Context& ctx_;
+  const Group& g_;
+  const Call& call_;
+  const Plan plan_;
+  Staging& st_;
+  const size_t es_;
+  size_t chunk_ = 1;
+  size_t chunks_ = 0;
+};
+
+}  // namespace
+
+const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call) {
+  const Plan p = plan_of(g, call);
+  if (p.span == 0) {
+    // Nothing to stage; null pointers are fine, host ones are not ours.
+    const auto ours = [](const void* ptr) { return ptr == nullptr || cuda::is_device_pointer(ptr); };
+    return ours(p.in.base) && ours(p.out.base) ? nullptr : "needs CUDA device buffers";
+  }
+  if ((call.collective == Collective::AllGather || call.collective == Collective::ReduceScatter) &&
+      call.blocks.total % static_cast<size_t>(call.blocks.parts) != 0) {
+    return "needs blocks of equal length";
+  }
+  if (p.down && !cuda::is_device_pointer(p.in.base)) return "needs CUDA device buffers";
+  if (p.up && !cuda::is_device_pointer(p.out.base)) return "needs CUDA device buffers";
+  return nullptr;
+}
+
+void cuda_staged(Context& ctx, const Group& g, const Call& call) {
+  if (plan_of(g, call).span == 0) return;
+  StagedRun(ctx, g, call).run();
+}
+
+namespace cuda {
+
+size_t staging_chunk_bytes() {
+  static const size_t bytes = [] {
+    const char* v = std::getenv("SMDDP_CUDA_CHUNK_BYTES");
+    if (!v || !*v) return kDefaultChunkBytes;
+    char* end = nullptr;
+    const unsigned long long x = std::strtoull(v, &end, 10);
+    if (*end || v[0] == '-' || x < 1024 || x > (1ull << 32)) {
+      throw UsageError(std::string("SMDDP_CUDA_CHUNK_BYTES=") + v + ": expected bytes from 1024 to 4294967296");
+    }
+    return static_cast<size_t>(x);
+  }();
+  return bytes;
+}
+
+std::string_view device_algorithm(Collective c, std::string_view requested) {
+  if (c == Collective::Barrier) return requested;
+  if (requested.empty() || requested == "auto") return "cuda_staged";
+  const Algorithm* a = find_algorithm(c, requested);
+  if (a && !a->info.cuda_memory) {
+    throw UsageError(std::string(requested) + " runs on host memory only; device buffers need a " +
+                     "CUDA algorithm (cuda_staged)");
+  }
+  return requested;  // an unknown name is reported by the selector
+}
+
+void divide_on_device(void* dst, size_t count, DataType dtype, int divisor) {
+  if (count == 0) return;
+  Staging& st = staging();
+  divide(dst, count, dtype, divisor, st.up.get());
+  check(cudaStreamSynchronize(st.up.get()), "cudaStreamSynchronize after divide");
+}
+
+}  // namespace cuda
+}  // namespace smddp

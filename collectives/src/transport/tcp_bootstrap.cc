@@ -1,0 +1,153 @@
+// The torchrun-style bootstrap over the TCP store (tcp_bootstrap.h). Each
+// collective bootstrap call is one numbered step: allgather step S has rank
+// R set "ag/S/R" and then get every "ag/S/*"; barrier is an empty allgather.
+// Every rank makes the same calls in the same order, so the numbers agree.
+#include "transport/tcp_bootstrap.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "smddp/error.h"
+#include "transport/socket_transport.h"
+#include "transport/tcp_store.h"
+
+namespace smddp {
+namespace {
+
+constexpr double kDefaultBootstrapTimeout = 60;
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// A whole decimal integer in [lo, hi], or UsageError naming the variable.
+int env_int(const char* name, long lo, long hi, const std::string& expected) {
+  const char* v = env(name);
+  if (!v) throw UsageError(std::string(name) + " is not set (" + expected + ")");
+  char* end = nullptr;
+  errno = 0;
+  long x = std::strtol(v, &end, 10);
+  if (errno || *end || end == v || x < lo || x > hi) {
+    throw UsageError(std::string(name) + "='" + v + "': expected " + expected);
+  }
+  return static_cast<int>(x);
+}
+
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// Ranks with equal identities can share memory: same host name, same boot.
+std::string machine_identity() {
+  std::string boot_id;
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::getline(f, boot_id);
+  return host_name() + "/" + boot_id;
+}
+
+class TcpBootstrap final : public Bootstrap {
+ public:
+  explicit TcpBootstrap(const TorchrunEnvironment& env)
+      : env_(env),
+        store_(TcpStoreConfig{env.master_addr, env.master_port, env.rank, env.world_size, host_name(),
+                              env.timeout_seconds}) {}
+
+  int rank() const override { return env_.rank; }
+  int size() const override { return env_.world_size; }
+
+  void allgather(const void* in, void* out, size_t bytes) override {
+    const std::string prefix = "ag/" + std::to_string(step_++) + "/";
+    store_.set(prefix + std::to_string(env_.rank),
+               bytes ? std::string(static_cast<const char*>(in), bytes) : std::string());
+    std::vector<std::string> keys;
+    for (int r = 0; r < env_.world_size; ++r) keys.push_back(prefix + std::to_string(r));
+    std::vector<std::string> values = store_.get(keys);
+    for (int r = 0; r < env_.world_size; ++r) {
+      const std::string& v = values[static_cast<size_t>(r)];
+      if (v.size() != bytes) {
+        throw TransportError("TCP store bootstrap: rank " + std::to_string(r) + " gave " + std::to_string(v.size()) +
+                             " bytes to step " + prefix + ", rank " + std::to_string(env_.rank) + " " +
+                             std::to_string(bytes) + " (different builds of smddp in one job?)");
+      }
+      if (bytes) std::memcpy(static_cast<char*>(out) + static_cast<size_t>(r) * bytes, v.data(), bytes);
+    }
+  }
+
+  void barrier() override { allgather(nullptr, nullptr, 0); }
+
+  // The lowest rank with this machine's identity names the group, as the
+  // MPI bootstrap does: equal exactly on ranks that share memory.
+  int shared_memory_key() override {
+    char mine[256] = {};
+    std::snprintf(mine, sizeof mine, "%s", machine_identity().c_str());
+    std::vector<char> all(sizeof mine * static_cast<size_t>(env_.world_size));
+    allgather(mine, all.data(), sizeof mine);
+    for (int r = 0; r < env_.world_size; ++r) {
+      if (std::strncmp(&all[sizeof mine * static_cast<size_t>(r)], mine, sizeof mine) == 0) return r;
+    }
+    return env_.rank;
+  }
+
+  std::unique_ptr<Transport> make_network_transport() override {
+    const char* forced = env("SMDDP_SOCKET_ADDRESS");
+    return make_socket_transport(*this, {forced ? forced : store_.local_address(), env_.timeout_seconds});
+  }
+
+ private:
+  TorchrunEnvironment env_;
+  TcpStore store_;
+  uint64_t step_ = 0;
+};
+
+}  // namespace
+
+TorchrunEnvironment read_torchrun_environment() {
+  TorchrunEnvironment e;
+  e.world_size = env_int("WORLD_SIZE", 1, 1 << 24, "the number of ranks, a positive integer");
+  e.rank = env_int("RANK", 0, 1 << 24, "this process's rank, 0..WORLD_SIZE-1");
+  if (e.rank >= e.world_size) {
+    throw UsageError("RANK=" + std::to_string(e.rank) + " is not below WORLD_SIZE=" + std::to_string(e.world_size) +
+                     " (ranks are 0.." + std::to_string(e.world_size - 1) + ")");
+  }
+  const char* addr = env("MASTER_ADDR");
+  if (!addr) throw UsageError("MASTER_ADDR is not set (the address or name of rank 0's host)");
+  e.master_addr = addr;
+  e.master_port = env_int("MASTER_PORT", 1, 65535, "a TCP port, 1..65535");
+  // torchrun's agent already serves its own store on MASTER_PORT: ours takes
+  // the next port, the same on every rank (SMDDP_STORE_PORT overrides both).
+  if (env("SMDDP_STORE_PORT")) {
+    e.master_port = env_int("SMDDP_STORE_PORT", 1, 65535, "a TCP port, 1..65535");
+  } else if (const char* agent = env("TORCHELASTIC_USE_AGENT_STORE"); agent && std::string(agent) == "True") {
+    e.master_port = e.master_port % 65535 + 1;
+  }
+  if (env("LOCAL_WORLD_SIZE")) {
+    e.local_world_size = env_int("LOCAL_WORLD_SIZE", 1, e.world_size, "the ranks on this host, 1..WORLD_SIZE");
+  }
+  if (env("LOCAL_RANK")) {
+    const int hi = e.local_world_size > 0 ? e.local_world_size - 1 : e.world_size - 1;
+    e.local_rank = env_int("LOCAL_RANK", 0, hi, "this process's rank on its host, 0..LOCAL_WORLD_SIZE-1");
+  }
+  e.timeout_seconds = kDefaultBootstrapTimeout;
+  if (const char* t = env("SMDDP_BOOTSTRAP_TIMEOUT")) {
+    char* end = nullptr;
+    double x = std::strtod(t, &end);
+    if (*end || !(x > 0)) throw UsageError(std::string("SMDDP_BOOTSTRAP_TIMEOUT='") + t + "': expected seconds > 0");
+    e.timeout_seconds = x;
+  }
+  return e;
+}
+
+std::unique_ptr<Bootstrap> make_tcp_bootstrap(const TorchrunEnvironment& env) {
+  return std::make_unique<TcpBootstrap>(env);
+}
+
+}  // namespace smddp

@@ -1,0 +1,405 @@
+// The TCP store's server thread (tcp_store_server.h). One poll() loop owns
+// every connection; nothing is shared with the caller's thread but the stop
+// flag and a wake-up pipe. Vocabulary: a client is one connection (one rank
+// once it said Hello); a waiter is a client whose Get still misses keys;
+// `waiters_` maps each missing key to the waits that need it, tagged with
+// the wait's generation so a finished wait's leftovers are ignored. A key
+// ending in "/R" is owned by rank R (the bootstrap's keys are named so): a
+// wait for it fails as soon as rank R leaves, while waits for keys of live
+// ranks go on to their deadline, as a slow rank is no error.
+#include "transport/tcp_store_server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "smddp/error.h"
+#include "transport/tcp_store_wire.h"
+
+namespace smddp::store {
+
+using net::Clock;
+
+namespace {
+
+constexpr int kFlushSecondsAtStop = 3;
+
+struct Client {
+  uint64_t id = 0;
+  net::Fd fd;
+  std::string in, out;
+  int claimed = -1;  // the RANK its Hello named, accepted or not
+  int rank = -1;     // once accepted
+  std::string host;
+  bool dead = false;
+  // The Get being waited on.
+  bool waiting = false;
+  uint64_t wait_gen = 0;
+  std::vector<std::string> keys;
+  size_t missing = 0;
+  Clock::time_point deadline;
+};
+
+std::string who(int rank, const std::string& host) {
+  return "rank " + std::to_string(rank) + " (on " + host + ")";
+}
+
+// The rank a key belongs to ("ag/3/5" -> 5), or -1.
+int owner_of(const std::string& key) {
+  size_t slash = key.rfind('/');
+  if (slash == std::string::npos || slash + 1 == key.size() || key.size() - slash > 9) return -1;
+  int r = 0;
+  for (size_t i = slash + 1; i < key.size(); ++i) {
+    if (key[i] < '0' || key[i] > '9') return -1;
+    r = r * 10 + (key[i] - '0');
+  }
+  return r;
+}
+
+}  // namespace
+
+class Server::State {
+ public:
+  State(int world_size, double linger_seconds)
+      : world_size_(world_size),
+        linger_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(linger_seconds))),
+        hosts_(world_size) {}
+
+  // Phases after stop: with a configuration error not yet told to every
+  // rank, go on serving (answering each late rank with it) for a while;
+  // then send what is queued and end.
+  void run(int listener, int wake, const std::atomic<bool>& stop) {
+    enum class Phase { Serving, Lingering, Flushing } phase = Phase::Serving;
+    Clock::time_point until = Clock::time_point::max();
+    std::vector<pollfd> fds;
+    std::vector<uint64_t> ids;
+    for (;;) {
+      const auto now = Clock::now();
+      if (phase == Phase::Serving && stop.load()) {
+        // Rank 0 gave up: whoever still waits learns now what is missing.
+        expire_waits(Clock::time_point::max());
+        phase = Phase::Lingering;
+        until = fatal_.empty() ? now : now + linger_;
+      }
+      if (phase == Phase::Lingering && (all_told() || now >= until)) {
+        phase = Phase::Flushing;
+        until = now + std::chrono::seconds(kFlushSecondsAtStop);
+      }
+      if (phase == Phase::Flushing && (nothing_to_send() || now >= until)) return;
+      const bool serving = phase != Phase::Flushing;
+      fds.assign({pollfd{wake, POLLIN, 0}, pollfd{listener, static_cast<short>(serving ? POLLIN : 0), 0}});
+      ids.clear();
+      for (auto& [id, c] : clients_) {
+        short ev = serving ? POLLIN : 0;
+        if (!c.out.empty()) ev |= POLLOUT;
+        fds.push_back(pollfd{c.fd.get(), ev, 0});
+        ids.push_back(id);
+      }
+      int n = ::poll(fds.data(), fds.size(), poll_timeout_ms(until));
+      if (n < 0 && errno != EINTR) return;
+      if (fds[0].revents) drain_wake(wake);
+      if (fds[1].revents & POLLIN) accept_all(listener);
+      for (size_t i = 0; i < ids.size(); ++i) {
+        auto it = clients_.find(ids[i]);
+        if (it == clients_.end() || !fds[i + 2].revents) continue;
+        if (fds[i + 2].revents & POLLOUT) flush(it->second);
+        if (serving && (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) read_from(it->second);
+      }
+      expire_waits(Clock::now());
+      for (auto it = clients_.begin(); it != clients_.end();) {
+        if (it->second.dead) {
+          if (phase == Phase::Serving) departed(it->second);
+          it = clients_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+ private:
+  bool all_told() const { return static_cast<int>(told_.size()) >= world_size_; }
+
+  bool nothing_to_send() const {
+    for (const auto& [id, c] : clients_) {
+      if (!c.out.empty() && !c.dead) return false;
+    }
+    return true;
+  }
+
+  int poll_timeout_ms(Clock::time_point limit) const {
+    for (const auto& [id, c] : clients_) {
+      if (c.waiting && c.deadline < limit) limit = c.deadline;
+    }
+    if (limit == Clock::time_point::max()) return 1000;
+    return net::ms_left(limit, 1000) + 1;
+  }
+
+  static void drain_wake(int wake) {
+    char buf[64];
+    while (::read(wake, buf, sizeof buf) > 0) {
+    }
+  }
+
+  void accept_all(int listener) {
+    for (;;) {
+      net::Fd fd = net::accept_nonblocking(listener);
+      if (!fd) return;
+      net::set_nonblocking(fd.get(), true);
+      net::set_nodelay(fd.get());
+      Client c;
+      c.id = next_id_++;
+      c.fd = std::move(fd);
+      clients_.emplace(c.id, std::move(c));
+    }
+  }
+
+  void read_from(Client& c) {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) {
+        c.in.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      c.dead = true;  // EOF or a broken connection
+      break;
+    }
+    while (!c.dead && c.in.size() >= kHeadBytes) {
+      Head head;
+      if (!parse_head(c.in.data(), &head)) {
+        c.dead = true;  // not one of ours: drop it without a word
+        return;
+      }
+      if (c.in.size() < kHeadBytes + head.length) return;
+      std::string payload = c.in.substr(kHeadBytes, head.length);
+      c.in.erase(0, kHeadBytes + head.length);
+      try {
+        handle(c, static_cast<Op>(head.code), payload);
+      } catch (const std::exception& e) {  // malformed request (WireError, bad number)
+        reply(c, Status::Error, Writer().str(e.what()));
+        c.dead = true;
+      }
+    }
+  }
+
+  void handle(Client& c, Op op, const std::string& payload) {
+    Reader r(payload);
+    switch (op) {
+      case Op::Hello: {
+        int rank = static_cast<int>(r.u32());
+        int world = static_cast<int>(r.u32());
+        std::string host = r.str();
+        hello(c, rank, world, host);
+        return;
+      }
+      case Op::Set: {
+        std::string key = r.str();
+        std::string value = r.str();
+        set(key, std::move(value));
+        reply(c, Status::Ok, Writer());
+        return;
+      }
+      case Op::Get: {
+        uint32_t timeout_ms = r.u32();
+        uint32_t n = r.u32();
+        std::vector<std::string> keys;
+        for (uint32_t i = 0; i < n; ++i) keys.push_back(r.str());
+        get(c, std::move(keys), timeout_ms);
+        return;
+      }
+      case Op::Add: {
+        std::string key = r.str();
+        int64_t delta = r.i64();
+        auto it = kv_.find(key);
+        int64_t value = (it == kv_.end() ? 0 : std::stoll(it->second)) + delta;
+        set(key, std::to_string(value));
+        reply(c, Status::Ok, Writer().i64(value));
+        return;
+      }
+    }
+    throw WireError("unknown TCP store request " + std::to_string(static_cast<int>(op)));
+  }
+
+  void hello(Client& c, int rank, int world, const std::string& host) {
+    c.claimed = rank;
+    if (fatal_.empty() && world != world_size_) {
+      fatal_ = "ranks disagree on WORLD_SIZE: " + (hosts_[0].empty() ? std::string("rank 0") : who(0, hosts_[0])) +
+               " has " + std::to_string(world_size_) + ", " + who(rank, host) + " has " + std::to_string(world);
+    } else if (fatal_.empty() && (rank < 0 || rank >= world_size_)) {
+      fatal_ = "RANK=" + std::to_string(rank) + " on " + host + " is outside WORLD_SIZE=" + std::to_string(world_size_);
+    } else if (fatal_.empty() && !hosts_[rank].empty()) {
+      fatal_ = "two processes have RANK=" + std::to_string(rank) + " (on " + hosts_[rank] + " and on " + host + ")";
+    }
+    if (!fatal_.empty()) {
+      fail_waiters(Status::Invalid, fatal_);
+      reply(c, Status::Invalid, Writer().str(fatal_));
+      return;
+    }
+    c.rank = rank;
+    c.host = host;
+    hosts_[rank] = host;
+    set("join/" + std::to_string(rank), host);
+    reply(c, Status::Ok, Writer());
+  }
+
+  void set(const std::string& key, std::string value) {
+    kv_[key] = std::move(value);
+    auto it = waiters_.find(key);
+    if (it == waiters_.end()) return;
+    auto waits = std::move(it->second);
+    waiters_.erase(it);
+    for (auto [id, gen] : waits) {
+      auto c = clients_.find(id);
+      if (c == clients_.end() || !c->second.waiting || c->second.wait_gen != gen) continue;
+      if (--c->second.missing == 0) answer(c->second);
+    }
+  }
+
+  void get(Client& c, std::vector<std::string> keys, uint32_t timeout_ms) {
+    if (!fatal_.empty()) return reply(c, Status::Invalid, Writer().str(fatal_));
+    c.keys = std::move(keys);
+    c.missing = 0;
+    c.wait_gen = ++generation_;
+    for (const auto& k : c.keys) {
+      if (kv_.count(k)) continue;
+      ++c.missing;
+      waiters_[k].emplace_back(c.id, c.wait_gen);
+    }
+    if (c.missing == 0) return answer(c);
+    for (const auto& k : c.keys) {
+      auto gone = left_.find(owner_of(k));
+      if (gone != left_.end() && !kv_.count(k)) return reply(c, Status::Error, Writer().str(gone->second));
+    }
+    c.waiting = true;
+    c.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  }
+
+  void answer(Client& c) {
+    Writer w;
+    w.u32(static_cast<uint32_t>(c.keys.size()));
+    for (const auto& k : c.keys) w.str(kv_.at(k));
+    c.waiting = false;
+    reply(c, Status::Ok, w);
+  }
+
+  // Answers, with the keys still missing, every wait due by `now`.
+  void expire_waits(Clock::time_point now) {
+    for (auto& [id, c] : clients_) {
+      if (!c.waiting || c.deadline > now) continue;
+      std::vector<std::string> missing;
+      for (const auto& k : c.keys) {
+        if (!kv_.count(k)) missing.push_back(k);
+      }
+      Writer w;
+      w.u32(static_cast<uint32_t>(missing.size()));
+      for (const auto& k : missing) w.str(k);
+      c.waiting = false;
+      reply(c, Status::Timeout, w);
+    }
+  }
+
+  void fail_waiters(Status status, const std::string& message) {
+    for (auto& [id, c] : clients_) {
+      if (!c.waiting) continue;
+      c.waiting = false;
+      reply(c, status, Writer().str(message));
+    }
+  }
+
+  // A rank that leaves before setting a key someone waits for has died (in
+  // the bootstrap every rank sets its keys before any rank can finish).
+  void departed(const Client& c) {
+    if (c.rank < 0) return;
+    const std::string gone = who(c.rank, c.host) + " left the job (its process ended or its connection broke)";
+    left_[c.rank] = gone;
+    for (auto& [id, w] : clients_) {
+      if (!w.waiting || w.dead) continue;
+      for (const auto& k : w.keys) {
+        if (owner_of(k) == c.rank && !kv_.count(k)) {
+          w.waiting = false;
+          reply(w, Status::Error, Writer().str(gone));
+          break;
+        }
+      }
+    }
+  }
+
+  void reply(Client& c, Status status, const Writer& payload) {
+    if (status == Status::Invalid && c.claimed >= 0 && c.claimed < world_size_) told_.insert(c.claimed);
+    c.out += payload.frame(static_cast<uint8_t>(status));
+    flush(c);
+  }
+
+  void flush(Client& c) {
+    while (!c.out.empty() && !c.dead) {
+      ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        c.out.erase(0, static_cast<size_t>(n));
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        c.dead = true;
+      }
+    }
+  }
+
+  const int world_size_;
+  const Clock::duration linger_;
+  std::vector<std::string> hosts_;  // by rank, once joined
+  std::map<uint64_t, Client> clients_;
+  uint64_t next_id_ = 1;
+  uint64_t generation_ = 0;
+  std::unordered_map<std::string, std::string> kv_;
+  std::unordered_map<std::string, std::vector<std::pair<uint64_t, uint64_t>>> waiters_;
+  std::string fatal_;                // the job cannot work: every wait fails with this
+  std::set<int> told_;               // ranks that got fatal_
+  std::map<int, std::string> left_;  // ranks that left, and how to say so
+};
+
+Server::Server(const net::Endpoint& endpoint, const std::string& where, int world_size, double linger_seconds)
+    : state_(std::make_unique<State>(world_size, linger_seconds)) {
+  int err = 0;
+  listener_ = net::listen_on(endpoint, &err);
+  if (!listener_) {
+    throw TransportError("TCP store: rank 0 cannot listen on " + where + ": " + net::errno_text(err) +
+                         (err == EADDRINUSE ? " (another process holds MASTER_PORT; pick a free one)"
+                          : err == EADDRNOTAVAIL ? " (MASTER_ADDR must be an address of rank 0's host)"
+                                                 : ""));
+  }
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw TransportError("TCP store: pipe: " + net::errno_text(errno));
+  }
+  wake_read_ = net::Fd(pipe_fds[0]);
+  wake_write_ = net::Fd(pipe_fds[1]);
+  thread_ = std::thread([this] {
+    try {
+      state_->run(listener_.get(), wake_read_.get(), stop_);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "smddp: TCP store server stopped: %s\n", e.what());
+    }
+  });
+}
+
+Server::~Server() {
+  stop_.store(true);
+  char b = 1;
+  (void)!::write(wake_write_.get(), &b, 1);
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace smddp::store

@@ -1,0 +1,310 @@
+#!/usr/bin/env python3
+"""The torchrun-style bootstrap end to end: ranks started without mpirun.
+
+Usage: tcp_store_e2e.py --bench PATH --collectives-test PATH [--netns-cluster PATH] TEST
+
+Each rank is a plain process with RANK, WORLD_SIZE, LOCAL_RANK,
+LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT, as torchrun sets them. Every
+subprocess has a time limit; every test asserts on exit codes, messages and
+values. Exit 77 means skipped (CTest SKIP_RETURN_CODE).
+"""
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import json
+
+ARGS = None
+SKIP = 77
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def free_port():
+    """A local TCP port nobody listens on (closed again before we return)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_env(rank, world, port, addr="127.0.0.1", local=None, extra=None):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SMDDP_")) and k not in ("RANK", "WORLD_SIZE")}
+    local_rank, local_size = local if local else (rank, world)
+    env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(local_rank),
+               LOCAL_WORLD_SIZE=str(local_size), MASTER_ADDR=addr, MASTER_PORT=str(port), SMDDP_TIMEOUT="60")
+    env.update(extra or {})
+    return env
+
+
+def launch(cmds_envs, timeout):
+    """Starts every (argv, env) at once; returns [(rc, stdout, stderr)] and the seconds taken."""
+    start = time.monotonic()
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for argv, env in cmds_envs]
+    results = []
+    try:
+        for p in procs:
+            left = max(1.0, timeout - (time.monotonic() - start))
+            out, err = p.communicate(timeout=left)
+            results.append((p.returncode, out, err))
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+        fail(f"ranks still running after {timeout} s")
+    return results, time.monotonic() - start
+
+
+def ranks(argv, world, started=None, extra=None, timeout=240, port=None):
+    port = port or free_port()
+    started = range(world) if started is None else started
+    return launch([(argv, rank_env(r, world, port, extra=extra)) for r in started], timeout)
+
+
+def show(results):
+    return "\n".join(f"--- rank {i} exit {rc}\n{out[-2000:]}\n{err[-2000:]}" for i, (rc, out, err) in enumerate(results))
+
+
+def table_rows(stdout):
+    return [l.split() for l in stdout.splitlines() if l.strip() and not l.startswith("#")]
+
+
+def check_collectives(extra):
+    counts = "0,1,7,100003"
+    results, took = ranks([ARGS.collectives_test, "--counts", counts], 4, extra=extra)
+    if any(rc != 0 for rc, _, _ in results):
+        fail(f"collectives test failed:\n{show(results)}")
+    summary = [l for l in results[0][1].splitlines() if l.startswith("4 ranks")]
+    if not summary or " 0 failed" not in summary[0]:
+        fail(f"no clean summary line from rank 0:\n{results[0][1][-3000:]}")
+    return summary[0], took
+
+
+def test_collectives_np4():
+    """4 ranks on one host (shared memory) pass the whole correctness suite."""
+    line, took = check_collectives({})
+    if "(1 nodes)" not in line:
+        fail(f"expected one node: {line}")
+    print(f"{line} in {took:.1f} s")
+
+
+def test_collectives_np4_vnodes2():
+    """4 ranks as 2 virtual nodes: the socket transport carries every inter-node message."""
+    line, took = check_collectives({"SMDDP_RANKS_PER_NODE": "2"})
+    if "(2 nodes)" not in line:
+        fail(f"expected two nodes: {line}")
+    print(f"{line} in {took:.1f} s")
+
+
+def test_bench_all():
+    """smddp-bench all -c 1 under the TCP store, 4 ranks in 2 virtual nodes: exit 0, #wrong 0."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        argv = [ARGS.bench, "all", "-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "2", "-w", "1", "-J", out]
+        results, took = ranks(argv, 4, extra={"SMDDP_RANKS_PER_NODE": "2"})
+        if any(rc != 0 for rc, _, _ in results):
+            fail(f"smddp-bench failed:\n{show(results)}")
+        rows = table_rows(results[0][1])
+        if len(rows) < 7 * 3:
+            fail(f"expected rows for 7 collectives x 3+ sizes, got {len(rows)}:\n{results[0][1]}")
+        bad = [r for r in rows if r[8] != "0" or r[12] != "0"]
+        if bad:
+            fail(f"rows with wrong values: {bad[:3]}")
+        with open(out) as f:
+            doc = json.load(f)
+        if doc["nranks"] != 4 or not doc["complete"] or any(x["wrong"] for x in doc["rows"]):
+            fail(f"JSON: nranks {doc['nranks']}, complete {doc['complete']}")
+        if any(rc == 0 and out.strip() for rc, out, _ in results[1:]):
+            fail("ranks other than 0 printed a table")
+    print(f"{len(rows)} rows, #wrong 0, in {took:.1f} s")
+
+
+def test_backend_mpi_refused():
+    """--backend mpi needs mpirun: under the TCP store it is a usage error (64), printed once."""
+    results, _ = ranks([ARGS.bench, "allreduce", "--backend", "smddp,mpi"], 2)
+    if any(rc != 64 for rc, _, _ in results):
+        fail(f"expected exit 64 everywhere:\n{show(results)}")
+    said = [err for _, _, err in results if "--backend mpi needs mpirun" in err]
+    if len(said) != 1 or "--backend mpi needs mpirun" not in results[0][2]:
+        fail(f"expected the message once, from rank 0:\n{show(results)}")
+    print(results[0][2].strip())
+
+
+def expect_all_fail(results, took, limit, code, *needles):
+    for i, (rc, out, err) in enumerate(results):
+        if rc != code:
+            fail(f"rank {i}: exit {rc}, expected {code}\n{show(results)}")
+        lines = [l for l in err.splitlines() if l.strip()]
+        if len(lines) != 1:
+            fail(f"rank {i}: expected one line on stderr, got:\n{err}")
+        for n in needles:
+            if n not in err:
+                fail(f"rank {i}: message lacks {n!r}: {err}")
+    if took > limit:
+        fail(f"took {took:.1f} s, limit {limit} s")
+
+
+def test_world_size_too_big():
+    """WORLD_SIZE=5 but 4 ranks start: each fails within the bootstrap timeout naming the missing rank."""
+    results, took = ranks([ARGS.bench, "allreduce"], 5, started=range(4), extra={"SMDDP_BOOTSTRAP_TIMEOUT": "3"})
+    expect_all_fail(results, took, 15, 3, "only 4 of WORLD_SIZE=5 ranks joined", "missing rank 4", "within 3 s")
+    print(f"{took:.1f} s: {results[1][2].strip()}")
+
+
+def test_world_size_disagree():
+    """One rank says WORLD_SIZE=5, the others 4: all fail at once with a usage error naming both."""
+    port = free_port()
+    cmds = [([ARGS.bench, "allreduce"], rank_env(r, 5 if r == 2 else 4, port)) for r in range(4)]
+    results, took = launch(cmds, 60)
+    expect_all_fail(results, took, 10, 64, "ranks disagree on WORLD_SIZE", "rank 0", "has 4", "rank 2", "has 5")
+    print(f"{took:.1f} s: {results[0][2].strip()}")
+
+
+def test_unreachable():
+    """No rank 0 listens on MASTER_PORT (a closed local port): ranks 1..3 fail within the timeout."""
+    results, took = ranks([ARGS.bench, "allreduce"], 4, started=range(1, 4),
+                          extra={"SMDDP_BOOTSTRAP_TIMEOUT": "3"})
+    expect_all_fail(results, took, 15, 3, "cannot reach rank 0", "127.0.0.1", "within 3 s", "Connection refused")
+    if took < 2:
+        fail(f"gave up after {took:.1f} s, before the 3 s timeout")
+    print(f"{took:.1f} s: {results[0][2].strip()}")
+
+
+def test_malformed():
+    """Malformed or partial variables: one clear line, exit 64, before connecting."""
+    cases = [
+        ({"RANK": "one"}, "RANK='one'"),
+        ({"RANK": "4"}, "RANK=4 is not below WORLD_SIZE=4"),
+        ({"MASTER_PORT": "70000"}, "MASTER_PORT='70000'"),
+        ({"LOCAL_RANK": "4", "LOCAL_WORLD_SIZE": "2"}, "LOCAL_RANK='4'"),
+        ({"SMDDP_BOOTSTRAP_TIMEOUT": "soon"}, "SMDDP_BOOTSTRAP_TIMEOUT='soon'"),
+        ({"MASTER_ADDR": ""}, "MASTER_ADDR is not set"),
+    ]
+    for extra, needle in cases:
+        env = rank_env(1, 4, free_port())
+        env.update(extra)
+        r = subprocess.run([ARGS.bench, "allreduce"], env=env, capture_output=True, text=True, timeout=30)
+        if r.returncode != 64 or needle not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
+            fail(f"{extra}: exit {r.returncode}, stderr {r.stderr!r}; expected 64 and {needle!r}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
+    env.update(WORLD_SIZE="4", RANK="0")
+    env.pop("MASTER_ADDR", None)
+    env.pop("MASTER_PORT", None)
+    r = subprocess.run([ARGS.bench, "allreduce"], env=env, capture_output=True, text=True, timeout=30)
+    if r.returncode != 64 or "MASTER_ADDR, MASTER_PORT are not set" not in r.stderr:
+        fail(f"partial torchrun variables: exit {r.returncode}, {r.stderr!r}")
+    print(f"{len(cases) + 1} malformed environments refused with 64")
+
+
+def test_peer_lost():
+    """SIGKILL of rank 3 mid-sweep (2 virtual nodes): survivors end non-zero in bounded time, naming a lost peer."""
+    port = free_port()
+    argv = [ARGS.bench, "allreduce", "-b", "1M", "-e", "16M", "-f", "2", "-n", "1000", "-w", "1", "-T", "15"]
+    procs = [subprocess.Popen(argv, env=rank_env(r, 4, port, extra={"SMDDP_RANKS_PER_NODE": "2"}),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(4)]
+    # Kill once the sweep runs: rank 0 has printed the table's header.
+    header = threading.Event()
+    lines = []
+
+    def read_rank0():
+        for line in procs[0].stdout:
+            lines.append(line)
+            if "out-of-place" in line:
+                header.set()
+
+    reader = threading.Thread(target=read_rank0, daemon=True)
+    reader.start()
+    if not header.wait(90) or any(p.poll() is not None for p in procs):
+        for p in procs:
+            p.kill()
+        fail("the sweep did not start, or a rank ended before the kill: " + str([p.poll() for p in procs]))
+    time.sleep(1)
+    procs[3].send_signal(signal.SIGKILL)
+    procs[3].wait()  # reaped at once, as a launcher would: no zombie passes for alive
+    start = time.monotonic()
+    results = []
+    for p in procs[:3]:
+        try:
+            if p is procs[0]:  # its stdout belongs to the reader thread
+                p.wait(timeout=45)
+                reader.join(5)
+                out, err = "".join(lines), p.stderr.read()
+            else:
+                out, err = p.communicate(timeout=45)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            fail("survivors still running 45 s after the kill")
+        results.append((p.returncode, out, err))
+    took = time.monotonic() - start
+    if any(rc == 0 for rc, _, _ in results):
+        fail(f"a survivor exited 0:\n{show(results)}")
+    errs = "".join(err for _, _, err in results)
+    # Rank 2 shares rank 3's node (its pid is gone); ranks 0 and 1 reach the
+    # other node through the socket transport (a closed connection).
+    if "lost peer: rank 3" not in errs or "closed its connection" not in errs:
+        fail(f"no survivor named the lost peer:\n{show(results)}")
+    if took > 20:
+        fail(f"survivors took {took:.1f} s to notice")
+    print(f"survivors ended in {took:.1f} s: " + "; ".join(err.strip().splitlines()[0] for _, _, err in results if err.strip()))
+
+
+def test_two_hosts():
+    """2 hosts as network namespaces (scripts/netns-cluster.sh), 2 ranks each, MASTER_ADDR on host 0."""
+    if os.geteuid() != 0 or not ARGS.netns_cluster or not os.path.exists(ARGS.netns_cluster):
+        print("SKIP: needs root and scripts/netns-cluster.sh")
+        sys.exit(SKIP)
+    env = dict(os.environ, SMDDP_NETNS_NAME="dply", SMDDP_NETNS_NET="77")
+    up = subprocess.run([ARGS.netns_cluster, "up", "2"], env=env, capture_output=True, text=True, timeout=60)
+    if up.returncode != 0:
+        print(f"SKIP: netns-cluster up failed: {up.stderr.strip()}")
+        sys.exit(SKIP)
+    try:
+        master = "198.18.77.1"
+        port = 29500
+        cmds = []
+        for r in range(4):
+            host = r // 2
+            ns = f"dply-h{host}"
+            argv = ["ip", "netns", "exec", ns, "unshare", "--uts", "--", "sh", "-c",
+                    'hostname "$0" && exec "$@"', ns, ARGS.bench, "allreduce", "alltoall", "-b", "8", "-e", "4M",
+                    "-f", "16", "-c", "1", "-n", "2", "-w", "1"]
+            cmds.append((argv, rank_env(r, 4, port, addr=master, local=(r % 2, 2))))
+        results, took = launch(cmds, 180)
+        if any(rc != 0 for rc, _, _ in results):
+            fail(f"two-host run failed:\n{show(results)}")
+        out = results[0][1]
+        rows = table_rows(out)
+        if not rows or any(r[8] != "0" or r[12] != "0" for r in rows):
+            fail(f"wrong values or no rows:\n{out}")
+        if "dply-h0" not in out or "dply-h1" not in out:
+            fail(f"the report does not show both hosts:\n{out[:3000]}")
+        print(f"{len(rows)} rows across 2 namespaces, #wrong 0, in {took:.1f} s")
+    finally:
+        subprocess.run([ARGS.netns_cluster, "down"], env=env, capture_output=True, timeout=60)
+
+
+def main():
+    global ARGS
+    p = argparse.ArgumentParser()
+    p.add_argument("--bench", required=True)
+    p.add_argument("--collectives-test", required=True)
+    p.add_argument("--netns-cluster")
+    p.add_argument("test")
+    ARGS = p.parse_args()
+    fn = globals().get("test_" + ARGS.test)
+    if not fn:
+        fail(f"unknown test {ARGS.test}")
+    fn()
+
+
+if __name__ == "__main__":
+    main()
