@@ -110,7 +110,7 @@ class Runner {
                             std::to_string(c.root);
     auto known = verified_.find(key);
     if (known != verified_.end() && known->second.size() == out_bytes &&
-        std::memcmp(known->second.data(), recvp, out_bytes) == 0) {
+        (out_bytes == 0 || std::memcmp(known->second.data(), recvp, out_bytes) == 0)) {
       return 0;
     }
     size_t wrong = check(c, recvp);
