@@ -21,8 +21,16 @@
 # Environment: SMDDP_NETNS_NAME (default smddp, at most 8 characters) names
 # namespaces NAME-hI, links NAME-vI and the bridge NAME-br; SMDDP_NETNS_NET
 # (0-255, default 0) picks the /24, so two clusters can coexist.
+# Each host runs on its share of the machine's CPUs (taskset; round-robin
+# when hosts outnumber CPUs), as a real host has its own cores; --no-pin
+# lets every host use all CPUs.
+#
 # `run` launches mpirun through scripts/netns/rsh-agent.sh; when mpirun
 # ends, any process it started that is still in the namespaces is killed.
+# Hosts usually share cores here, so Open MPI is told to yield when idle
+# (OMPI_MCA_mpi_yield_when_idle=1 unless set, what it does itself on
+# oversubscribed nodes); without it MPI's busy polling starves the ranks
+# it waits for.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -175,6 +183,7 @@ cmd_run() {
   token=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
   export SMDDP_NETNS_STATE=$STATE SMDDP_NETNS_RUN=$token
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
   local pid rc=0
   mpirun --hostfile "$STATE/hostfile" \
     --mca plm_rsh_agent "$SCRIPT_DIR/netns/rsh-agent.sh" --mca plm_rsh_no_tree_spawn 1 \

@@ -184,7 +184,13 @@ int run_benchmark(const BenchOptions& o) {
                          std::to_string(nranks - 1) + ")");
   }
   const SweepPlan plan = plan_sweep(o, nranks);
-  check_memory(plan, *comm);
+  try {
+    // The first collective: an algorithm forced through SMDDP_ALGORITHM_*
+    // that cannot run on this job's ranks is refused here, before any work.
+    check_memory(plan, *comm);
+  } catch (const UsageError& e) {
+    usage_exit(rank, e.what());
+  }
   if (o.mem == MemoryKind::Cuda) {
     const std::string why = prepare_device(comm->local_rank(), comm->local_size(),
                                            static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes));

@@ -31,6 +31,7 @@ namespace {
 struct Options {
   std::vector<size_t> counts{0, 1, 7, 1000003};
   uint64_t seed = 0;
+  std::set<std::string> only;  // --collectives a,b: run just these
 };
 
 Options parse(int argc, char** argv) {
@@ -43,6 +44,10 @@ Options parse(int argc, char** argv) {
       std::stringstream ss(argv[++i]);
       std::string c;
       while (std::getline(ss, c, ',')) o.counts.push_back(std::stoull(c));
+    } else if (a == "--collectives" && i + 1 < argc) {
+      std::stringstream ss(argv[++i]);
+      std::string c;
+      while (std::getline(ss, c, ',')) o.only.insert(c);
     } else if (a == "--seed" && i + 1 < argc) {
       o.seed = std::stoull(argv[++i]);
     }
@@ -221,6 +226,7 @@ int main(int argc, char** argv) {
     // Algorithms innermost, so the reference of one (dtype, op, count) is
     // computed once and shared by every algorithm and placement.
     for (Collective coll : all_collectives()) {
+      if (!opt.only.empty() && !opt.only.count(std::string(to_string(coll)))) continue;
       const bool reduces = collective_reduces(coll);
       std::vector<DataType> dtypes(all_dtypes().begin(), all_dtypes().end());
       std::vector<ReduceOp> ops = reduces ? std::vector<ReduceOp>(all_ops().begin(), all_ops().end())
@@ -245,6 +251,10 @@ int main(int argc, char** argv) {
                       std::printf("declined: %s: %s\n", key.c_str(), e.what());
                     }
                     break;
+                  } catch (const Error& e) {
+                    // A timeout or lost peer: name the case, the seed reproduces it.
+                    std::fprintf(stderr, "rank %d: %s: %s\n", comm->rank(), describe(c, opt.seed).c_str(), e.what());
+                    std::exit(1);
                   }
                   ++cases;
                   ran.insert(std::string(to_string(coll)));
@@ -267,6 +277,7 @@ int main(int argc, char** argv) {
       }
     }
     for (Collective c : all_collectives()) {
+      if (!opt.only.empty() && !opt.only.count(std::string(to_string(c)))) continue;
       if (!ran.count(std::string(to_string(c)))) {
         ++failures;
         if (comm->rank() == 0) std::printf("FAIL: no algorithm ran %s\n", std::string(to_string(c)).c_str());

@@ -52,7 +52,10 @@ TEST(Selector, DefaultsAreOrderedBySize) {
   auto large = s.candidates(Collective::AllReduce, Scope::MultiNode, 64 << 20);
   ASSERT_FALSE(small.empty());
   ASSERT_FALSE(large.empty());
-  EXPECT_EQ(small.front(), "halving_doubling");
+  // Across nodes: hierarchical for latency, the sharded exchange for mid
+  // sizes, hierarchical again when the links are the bound.
+  EXPECT_EQ(small.front(), "hierarchical");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 512 << 10).front(), "sharded");
   EXPECT_EQ(large.front(), "hierarchical");
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front(), "shm_direct");
   // Every default names registered algorithms.
@@ -82,6 +85,21 @@ TEST(Selector, ForcedAlgorithm) {
   EXPECT_THROW(s.choose(ctx, world(f.t), allreduce(8), "shm_direct"), UsageError);
   // Across nodes, large vectors go hierarchical.
   EXPECT_EQ(s.choose(ctx, world(f.t), allreduce(64 << 20), "auto").info.name, "hierarchical");
+}
+
+TEST(Selector, EnvironmentForcesTheCallersCollectiveOnly) {
+  // SMDDP_ALGORITHM_ALLREDUCE=hierarchical must not force the cross-node
+  // allreduce that hierarchical itself runs (it would decline there).
+  setenv("SMDDP_ALGORITHM_ALLREDUCE", "hierarchical", 1);
+  Selector s = Selector::from_environment();
+  unsetenv("SMDDP_ALGORITHM_ALLREDUCE");
+  Fixture f(topology(2, 2));
+  Context ctx(f.router, f.t, nullptr, s);
+  EXPECT_EQ(s.choose(ctx, world(f.t), allreduce(8), "auto").info.name, "hierarchical");
+  Group cross;
+  cross.kind = GroupKind::Cross;
+  cross.ranks = {0, 2};
+  EXPECT_NE(s.choose(ctx, cross, allreduce(8), "auto").info.name, "hierarchical");
 }
 
 TEST(Selector, RecursiveDoublingDeclinesNonPowerOfTwo) {

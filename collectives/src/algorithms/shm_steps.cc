@@ -25,6 +25,7 @@ void ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const WaitS
   const int peer = topo_.node_ranks[topo_.node][local];
   Backoff backoff;
   while (c.load(std::memory_order_acquire) < at_least) {
+    router_.progress_network();
     if (backoff.pause()) {
       router_.check_peer(peer, scope);
       if (scope.deadline.expired()) router_.timed_out(scope, peer, "waiting in shared memory for");

@@ -9,7 +9,6 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include <cstdlib>
 #include <cstring>
 
 #include "smddp/error.h"
@@ -90,11 +89,18 @@ std::unique_ptr<FabricEndpoint> FabricEndpoint::open(const std::string& provider
 
   check(fi_fabric(info->fabric_attr, &e->fabric, nullptr), "fi_fabric", e->provider);
   check(fi_domain(e->fabric, info, &e->domain, nullptr), "fi_domain", e->provider);
+  // A file descriptor to sleep on lets a waiting rank give its core away
+  // and still wake the moment data arrives; providers without one are polled.
   fi_cq_attr cq_attr{};
   cq_attr.format = FI_CQ_FORMAT_TAGGED;
   cq_attr.size = kCompletionQueueDepth;
-  cq_attr.wait_obj = std::getenv("SMDDP_FABRIC_BLOCK_MS") ? FI_WAIT_UNSPEC : FI_WAIT_NONE;
-  check(fi_cq_open(e->domain, &cq_attr, &e->cq, nullptr), "fi_cq_open", e->provider);
+  cq_attr.wait_obj = FI_WAIT_FD;
+  if (fi_cq_open(e->domain, &cq_attr, &e->cq, nullptr) == 0) {
+    if (fi_control(&e->cq->fid, FI_GETWAIT, &e->wait_fd) != 0) e->wait_fd = -1;
+  } else {
+    cq_attr.wait_obj = FI_WAIT_NONE;
+    check(fi_cq_open(e->domain, &cq_attr, &e->cq, nullptr), "fi_cq_open", e->provider);
+  }
   fi_av_attr av_attr{};
   av_attr.type = FI_AV_TABLE;
   check(fi_av_open(e->domain, &av_attr, &e->av, nullptr), "fi_av_open", e->provider);

@@ -35,6 +35,7 @@ struct FabricEndpoint {
   bool mr_prov_key = false;  // the provider picks registration keys
   size_t max_msg_size = 0;   // larger messages are split
   size_t inject_size = 0;    // messages up to this size may use fi_tinject
+  int wait_fd = -1;          // readable when the CQ may have completions; -1: none
 
   FabricEndpoint() = default;
   FabricEndpoint(const FabricEndpoint&) = delete;

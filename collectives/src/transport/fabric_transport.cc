@@ -36,7 +36,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include <sched.h>
+#include <poll.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -44,10 +44,10 @@
 #include <string>
 #include <vector>
 
-#include "core/check.h"
 #include "smddp/error.h"
 #include "transport/fabric_endpoint.h"
 #include "transport/fabric_liveness.h"
+#include "transport/fabric_ops.h"
 
 namespace smddp {
 namespace {
@@ -59,6 +59,17 @@ constexpr auto kPingInterval = std::chrono::milliseconds(200);
 constexpr int kCompletionBatch = 32;
 constexpr unsigned kIdlePollEvery = 16;  // progress() calls between CQ reads when idle
 constexpr unsigned kServeEvery = 4096;   // progress() calls between liveness accepts
+// Waiting: poll the queue kSpinPolls times (data is usually microseconds
+// away), then sleep on its descriptor for up to kNapMicros at a time: the
+// core goes to the peer that needs it, and the kernel wakes us as soon as
+// data arrives. Tunable with SMDDP_FABRIC_SPIN / SMDDP_FABRIC_NAP_US.
+constexpr unsigned kSpinPolls = 64;
+constexpr unsigned kNapMicros = 200;
+
+unsigned env_unsigned(const char* name, unsigned fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
+}
 
 uint64_t data_tag(int sender, uint64_t seq) {
   return (static_cast<uint64_t>(sender) << kRankShift) | (seq & kSequenceMask);
@@ -75,21 +86,7 @@ bool is_connection_error(int err) {
   }
 }
 
-struct Op {
-  fi_context2 context;  // first member: libfabric hands &context back as op_context
-  enum class Kind : uint8_t { Data, Ping, Sink } kind = Kind::Data;
-  bool send = false;
-  bool in_use = false;
-  Request* request = nullptr;
-  int peer = -1;
-  char* buf = nullptr;
-  size_t bytes = 0;
-  uint64_t tag = 0;
-  fid_mr* mr = nullptr;  // per-op registration (FI_MR_LOCAL providers)
-  void* desc = nullptr;
-};
-
-Op* op_of(void* context) { return reinterpret_cast<Op*>(context); }
+using Op = FabricOp;
 
 class FabricTransport final : public Transport {
  public:
@@ -121,14 +118,11 @@ class FabricTransport final : public Transport {
     // Let pings in flight leave before the connections close (bounded).
     auto until = Clock::now() + std::chrono::milliseconds(100);
     try {
-      while (pings_inflight_ > 0 && Clock::now() < until) poll_completions(0);
+      while (pings_inflight_ > 0 && Clock::now() < until) poll_completions();
     } catch (const Error&) {
     }
     fi_close(&ep_->ep->fid);  // cancels what is still posted
     ep_->ep = nullptr;
-    for (Op& op : ops_) {
-      if (op.mr) fi_close(&op.mr->fid);
-    }
     if (ping_mr_) fi_close(&ping_mr_->fid);
     if (sink_mr_) fi_close(&sink_mr_->fid);
   }
@@ -174,13 +168,11 @@ class FabricTransport final : public Transport {
     // Idle: read the queue now and then only, so waits on other transports
     // (shm inside the node) stay cheap while connections still progress.
     if (active_ == 0 && pings_inflight_ == 0 && (++idle_polls_ % kIdlePollEvery) != 0) return;
-    if (poll_completions(0) > 0 || active_ == 0) {
+    if (poll_completions() > 0 || active_ == 0) {
       empty_polls_ = 0;
       return;
     }
-    ++empty_polls_;
-    if (block_ms_ > 0 && empty_polls_ >= 64) poll_completions(block_ms_);
-    if (yield_ && empty_polls_ >= 16) sched_yield();
+    if (++empty_polls_ >= spin_polls_) sleep_on_queue();
   }
 
   void check_peer(int peer) override {
@@ -210,24 +202,8 @@ class FabricTransport final : public Transport {
  private:
   using Clock = std::chrono::steady_clock;
 
-  Op* alloc() {
-    if (free_.empty()) {
-      ops_.emplace_back();
-      free_.push_back(&ops_.back());
-    }
-    Op* op = free_.back();
-    free_.pop_back();
-    *op = Op{};
-    op->in_use = true;
-    return op;
-  }
-
-  void release(Op* op) {
-    if (op->mr) fi_close(&op->mr->fid);
-    op->mr = nullptr;
-    op->in_use = false;
-    free_.push_back(op);
-  }
+  Op* alloc() { return pool_.get(); }
+  void release(Op* op) { pool_.put(op); }
 
   fid_mr* register_memory(void* buf, size_t bytes, uint64_t access) {
     fid_mr* mr = nullptr;
@@ -251,13 +227,22 @@ class FabricTransport final : public Transport {
     if (rc == -FI_EAGAIN) {
       backlog_.push_back(op);
     } else if (rc != 0) {
-      int peer = op->peer;
-      bool send = op->send;
-      if (op->kind == Op::Kind::Data) --active_;
-      if (op->kind == Op::Kind::Ping) ping_done(op->peer);
-      release(op);
-      fail_post(peer, send, rc);
+      fail_op(op, rc);
     }
+  }
+
+  // Stops tracking an op that will not complete (its request stays pending).
+  void forget(Op* op) {
+    if (op->kind == Op::Kind::Data) --active_;
+    if (op->kind == Op::Kind::Ping) ping_done(op->peer);
+    release(op);
+  }
+
+  void fail_op(Op* op, ssize_t rc) {
+    const int peer = op->peer;
+    const bool send = op->send;
+    forget(op);
+    fail_post(peer, send, rc);
   }
 
   ssize_t start(Op* op) {
@@ -275,25 +260,27 @@ class FabricTransport final : public Transport {
       ssize_t rc = start(op);
       if (rc == -FI_EAGAIN) return;
       backlog_.pop_front();
-      if (rc != 0) {  // the request stays pending; check_peer reports why
-        if (op->kind == Op::Kind::Data) --active_;
-        if (op->kind == Op::Kind::Ping) ping_done(op->peer);
-        int peer = op->peer;
-        bool send = op->send;
-        release(op);
-        fail_post(peer, send, rc);
-      }
+      if (rc != 0) fail_op(op, rc);  // the request stays pending; check_peer reports why
     }
   }
 
-  size_t poll_completions(int block_ms) {
+  // Sleeps until the completion queue's descriptor is readable or kNapNanos
+  // pass (other transports may have work too), then reads the queue.
+  void sleep_on_queue() {
+    if (ep_->wait_fd < 0) return;
+    fid* cq = &ep_->cq->fid;
+    if (fi_trywait(ep_->fabric, &cq, 1) != FI_SUCCESS) return;  // events pending: poll again
+    pollfd p{ep_->wait_fd, POLLIN, 0};
+    const timespec nap{0, nap_nanos_};
+    ppoll(&p, 1, &nap, nullptr);
+  }
+
+  size_t poll_completions() {
     fi_cq_tagged_entry entries[kCompletionBatch];
     size_t total = 0;
     for (;;) {
-      ssize_t n = block_ms > 0 ? fi_cq_sread(ep_->cq, entries, kCompletionBatch, nullptr, block_ms)
-                               : fi_cq_read(ep_->cq, entries, kCompletionBatch);
-      block_ms = 0;
-      if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT) return total;
+      ssize_t n = fi_cq_read(ep_->cq, entries, kCompletionBatch);
+      if (n == -FI_EAGAIN) return total;
       if (n == -FI_EAVAIL) {
         read_error();
         continue;
@@ -302,7 +289,7 @@ class FabricTransport final : public Transport {
         throw TransportError("libfabric fi_cq_read on provider '" + ep_->provider + "' failed: " +
                              fabric_strerror(n));
       }
-      for (ssize_t i = 0; i < n; ++i) complete(op_of(entries[i].op_context), entries[i].len);
+      for (ssize_t i = 0; i < n; ++i) complete(Op::of(entries[i].op_context), entries[i].len);
       total += static_cast<size_t>(n);
       if (n < kCompletionBatch) return total;
     }
@@ -339,14 +326,12 @@ class FabricTransport final : public Transport {
     if (rc < 0) throw TransportError("libfabric fi_cq_readerr failed: " + fabric_strerror(rc));
     char buf[256] = {};
     const char* detail = fi_cq_strerror(ep_->cq, err.prov_errno, err.err_data, buf, sizeof(buf));
-    Op* op = op_of(err.op_context);
+    Op* op = Op::of(err.op_context);
     std::string provider_says = std::string(fi_strerror(err.err)) + " (provider: " +
                                 (detail && *detail ? detail : "no detail") + ")";
     if (!op) throw TransportError("libfabric completion error on '" + ep_->provider + "': " + provider_says);
     if (err.err == FI_ECANCELED) {
-      if (op->kind == Op::Kind::Data) --active_;
-      if (op->kind == Op::Kind::Ping) ping_done(op->peer);
-      if (op->kind != Op::Kind::Sink) release(op);
+      if (op->kind != Op::Kind::Sink) forget(op);
       return;
     }
     if (op->kind == Op::Kind::Sink) {
@@ -354,10 +339,8 @@ class FabricTransport final : public Transport {
                            "': " + provider_says);
     }
     const std::string what = describe(op->peer, op->send) + ": " + provider_says;
-    if (op->kind == Op::Kind::Data) --active_;
-    if (op->kind == Op::Kind::Ping) ping_done(op->peer);
     const int peer = op->peer;
-    release(op);
+    forget(op);
     if (!is_connection_error(err.err)) throw TransportError(what);
     if (lost_[peer].empty()) lost_[peer] = what;
   }
@@ -386,8 +369,7 @@ class FabricTransport final : public Transport {
   const size_t max_piece_;
   bool register_buffers_ = false;
   uint64_t next_key_ = 1;
-  std::deque<Op> ops_;  // stable addresses; grows to the high-water mark
-  std::vector<Op*> free_;
+  FabricOpPool pool_;  // after ep_: destroyed (closing registrations) before the domain
   std::deque<Op*> backlog_;
   std::vector<uint64_t> send_seq_, recv_seq_;
   std::vector<std::string> lost_;  // why each peer is lost; empty while fine
@@ -398,8 +380,8 @@ class FabricTransport final : public Transport {
   unsigned idle_polls_ = 0;
   unsigned serve_polls_ = 0;
   unsigned empty_polls_ = 0;
-  bool yield_ = std::getenv("SMDDP_FABRIC_YIELD") != nullptr;
-  int block_ms_ = std::getenv("SMDDP_FABRIC_BLOCK_MS") ? std::atoi(std::getenv("SMDDP_FABRIC_BLOCK_MS")) : 0;
+  unsigned spin_polls_ = env_unsigned("SMDDP_FABRIC_SPIN", kSpinPolls);
+  long nap_nanos_ = static_cast<long>(env_unsigned("SMDDP_FABRIC_NAP_US", kNapMicros)) * 1000;
   uint64_t ping_word_ = 0x70696e67;
   uint64_t sink_word_ = 0;
   fid_mr* ping_mr_ = nullptr;

@@ -25,6 +25,7 @@ void* from_mpi(MPI_Request r) {
 
 // Messages above INT_MAX bytes are split, as MPI counts are ints.
 constexpr size_t kMaxPiece = size_t{1} << 30;
+constexpr unsigned kIdleProgressEvery = 16;  // progress() calls between idle MPI progress
 
 class MpiTransport final : public Transport {
  public:
@@ -54,6 +55,16 @@ class MpiTransport final : public Transport {
   }
 
   void progress() override {
+    // Nothing of ours in flight: still let MPI progress now and then, since
+    // Open MPI (ob1 over tcp) may report a send complete before its last
+    // fragments have left, and the peer waits for them.
+    if (active_.empty()) {
+      if (++idle_calls_ % kIdleProgressEvery == 0) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, MPI_STATUS_IGNORE);
+      }
+      return;
+    }
     for (size_t i = 0; i < active_.size();) {
       Request& r = *active_[i];
       MPI_Request mr = to_mpi(r.impl);
@@ -104,6 +115,7 @@ class MpiTransport final : public Transport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int tag_ub_ = 32767;
   std::vector<Request*> active_;
+  unsigned idle_calls_ = 0;
 };
 
 }  // namespace

@@ -11,9 +11,11 @@ Router::Router(const Topology& topo, Transport* local, Transport* network) : top
   by_peer_.resize(topo.size, nullptr);
   for (int p = 0; p < topo.size; ++p) {
     by_peer_[p] = topo.same_node(p) && local ? local : network;
+    if (!topo.same_node(p)) network_ = network;
   }
   if (local) transports_.push_back(local);
-  if (network && network != local) transports_.push_back(network);
+  // The network transport is progressed only when a peer needs it.
+  if (network && network != local && (network_ || !local)) transports_.push_back(network);
 }
 
 void Router::progress_all() {

@@ -32,6 +32,13 @@ class Router {
   void check_peer(int peer, const WaitScope& scope);
   [[noreturn]] void timed_out(const WaitScope& scope, int peer, std::string_view doing) const;
 
+  // Lets the network transport move messages while a rank waits on
+  // something else (shared memory): a send that MPI reported complete may
+  // still need its sender's progress to reach the peer.
+  void progress_network() {
+    if (network_) network_->progress();
+  }
+
   const Topology& topology() const { return topo_; }
 
  private:
@@ -41,6 +48,7 @@ class Router {
   const Topology& topo_;
   std::vector<Transport*> by_peer_;
   std::vector<Transport*> transports_;  // distinct ones
+  Transport* network_ = nullptr;        // set when some peer is on another node
 };
 
 }  // namespace smddp

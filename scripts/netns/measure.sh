@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One command for one row of docs/performance-multinode.md: brings up a
+# network-namespace cluster of HOSTS hosts (2 ranks each), measures the
+# link's own capacity with iperf3 (one stream, then both directions at
+# once), runs the allreduce sweep with the sharded, ring and hierarchical
+# algorithms, the selector's choice (auto) and MPI_Allreduce, and prints a
+# markdown section (p50 time per size, bus bandwidth, best smddp vs MPI).
+# The cluster is torn down on exit, also on failure.
+#
+#   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--bench PATH]
+#
+# The machine's load average is printed before and after: other work on the
+# same cores shows up in every number here.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+hosts=${1:?usage: measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--bench PATH]}
+shift
+shaping=() max=256M iters=10 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rate | --delay | --loss) shaping+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
+    -e) max=${2:?}; shift 2 ;;
+    -n) iters=${2:?}; shift 2 ;;
+    --bench) bench=${2:?}; shift 2 ;;
+    *) echo "measure.sh: unknown argument $1" >&2; exit 64 ;;
+  esac
+done
+[ -x "$bench" ] || { echo "measure.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
+
+export SMDDP_NETNS_NAME=smeas SMDDP_NETNS_NET=240
+cluster=$ROOT/scripts/netns-cluster.sh
+work=$(mktemp -d)
+trap '"$cluster" down >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+"$cluster" up "$hosts" "${shaping[@]}" >&2
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# Link capacity between host 0 and host 1, each on its own CPUs.
+cpus_of() { awk -v h="smeas-h$1" '$2 == h { print $5 }' /run/smddp-netns/smeas/hosts; }
+iperf() {
+  local out=$1
+  shift
+  ip netns exec smeas-h1 taskset -c "$(cpus_of 1)" iperf3 -s -1 -B 198.18.240.2 >/dev/null 2>&1 &
+  sleep 0.5
+  ip netns exec smeas-h0 taskset -c "$(cpus_of 0)" iperf3 -c 198.18.240.2 -t 3 -J "$@" >"$out" || true
+  wait || true
+}
+iperf "$work/iperf_one.json"
+iperf "$work/iperf_bidir.json" --bidir
+
+np=$((2 * hosts))
+common=(allreduce -b 8 -e "$max" -f 2 -n "$iters" -w 2 --out-of-place --per-iteration -q -T 600)
+for algo in sharded ring hierarchical auto; do
+  echo "measure.sh: smddp $algo" >&2
+  "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --transport fabric \
+    --algorithm "$algo" -J "$work/$algo.json" >"$work/$algo.log" 2>&1 ||
+    echo "measure.sh: $algo failed, see below" >&2
+done
+echo "measure.sh: mpi" >&2
+"$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --backend mpi -J "$work/mpi.json" \
+  >"$work/mpi.log" 2>&1 || echo "measure.sh: mpi failed" >&2
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 "$HERE/perf_table.py" --dir "$work" --hosts "$hosts" --shaping "${shaping[*]:-none}" \
+  --load "$load_before -> $load_after" --cpus "$(nproc)" \
+  --command "scripts/netns/measure.sh $hosts${shaping[*]:+ ${shaping[*]}} -e $max -n $iters"

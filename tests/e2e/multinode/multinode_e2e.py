@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Multi-host end-to-end tests on a network-namespace cluster.
+
+Usage: multinode_e2e.py --cluster PATH --bench PATH --collectives PATH TEST
+
+Each test brings up its own cluster with scripts/netns-cluster.sh (own name
+and /24, so tests may run side by side), runs real binaries across the
+"hosts" through `netns-cluster.sh run` (mpirun with an rsh agent that enters
+the namespaces), checks what they print, and tears the cluster down. Where
+namespaces cannot be created (no CAP_NET_ADMIN) the test prints SKIP with
+the reason and exits 77, which CTest reports as skipped.
+
+Tests:
+  collectives_h{2,3}_{fabric,mpi}  every collective x algorithm, 2 ranks per
+      host, checked against the reference (tests/mpi collectives test)
+  kill_rank      SIGKILL of one rank mid-run over libfabric: bounded end,
+      the lost peer and its host named, nothing left behind
+  link_down      a host's link taken down mid-run: every rank, on both sides,
+      ends by its deadline; the first to time out names the peer and host it
+      waited for (and aborts the job); nothing left behind
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+SKIP = 77
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+class Cluster:
+    """A cluster named after the test; always torn down on exit."""
+
+    def __init__(self, name, net, hosts, *up_args):
+        self.env = dict(os.environ, SMDDP_NETNS_NAME=name, SMDDP_NETNS_NET=str(net))
+        self.name = name
+        self.net = net
+        self.hosts = hosts
+        self.up_args = list(up_args)
+
+    def script(self, *args, timeout=60, **kw):
+        return subprocess.run([ARGS.cluster, *args], env=self.env, capture_output=True, text=True,
+                              timeout=timeout, **kw)
+
+    def __enter__(self):
+        r = self.script("up", str(self.hosts), *self.up_args)
+        if r.returncode != 0:
+            fail(f"netns-cluster.sh up failed ({r.returncode}):\n{r.stderr}")
+        return self
+
+    def __exit__(self, *exc):
+        r = self.script("down")
+        if r.returncode != 0:
+            print(f"warning: down failed: {r.stderr}")
+        left = [l for l in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+                if l.startswith(self.name + "-")]
+        if left:
+            fail(f"namespaces left behind: {left}")
+
+    def run_cmd(self, *mpirun_args):
+        return [ARGS.cluster, "run", *mpirun_args]
+
+    def run(self, *mpirun_args, timeout=240, extra_env=None):
+        env = dict(self.env, **(extra_env or {}))
+        return subprocess.run(self.run_cmd(*mpirun_args), env=env, capture_output=True, text=True,
+                              timeout=timeout)
+
+
+def check_namespaces_possible():
+    """Creates and deletes a throwaway namespace; exits 77 when impossible."""
+    probe = f"smddpprobe{os.getpid()}"
+    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"SKIP: cannot create network namespaces here ({r.stderr.strip() or 'ip netns add failed'}); "
+              "these tests need root / CAP_NET_ADMIN")
+        sys.exit(SKIP)
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+
+
+def processes_of(binary):
+    """PIDs whose argv[0] is `binary`, with their MPI rank."""
+    found = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+            if argv0 != binary:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+            found[int(entry)] = int(env.get(b"OMPI_COMM_WORLD_RANK", b"-1"))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def shm_segments():
+    return set(glob.glob("/dev/shm/smddp-*"))
+
+
+def collectives(hosts, transport):
+    """Every collective x algorithm across `hosts` namespaces, 2 ranks each."""
+    index = {"fabric": 0, "mpi": 1}[transport] + 2 * hosts
+    with Cluster(f"mnc{index}", 200 + index, hosts) as c:
+        np = 2 * hosts
+        env = {"SMDDP_TRANSPORT": transport, "SMDDP_TIMEOUT": "30", "SMDDP_FABRIC_VERBOSE": "1"}
+        if transport == "fabric":
+            env["FI_PROVIDER"] = "tcp"
+        r = c.run("-np", str(np), "--npernode", "2", ARGS.collectives, "--counts", "0,1,7,10007",
+                  extra_env=env)
+        out = r.stdout + r.stderr
+        if r.returncode != 0:
+            fail(f"exit {r.returncode}\n{out[-4000:]}")
+        m = re.search(r"(\d+) ranks \((\d+) nodes\): (\d+) cases, \d+ algorithms declined, (\d+) failed", out)
+        if not m or m.group(1) != str(np) or m.group(2) != str(hosts) or m.group(4) != "0":
+            fail(f"expected {np} ranks on {hosts} nodes and 0 failed:\n{out[-4000:]}")
+        if int(m.group(3)) < 3000:
+            fail(f"only {m.group(3)} cases ran")
+        for algo in ("allreduce/sharded", "allreduce/hierarchical"):
+            if f"declined: {algo}" in out:
+                fail(f"{algo} declined across {hosts} hosts")
+        used = re.findall(r"rank (\d+) on (\S+): fabric transport, provider (\S+), domain ([^,\s]+)", out)
+        if transport == "fabric":
+            if len(used) != np or {u[2] for u in used} != {"tcp;ofi_rxm"} or {u[3] for u in used} != {"eth0"}:
+                fail(f"every rank should use tcp;ofi_rxm on the namespace's eth0: {used}")
+            hostnames = {u[1] for u in used}
+            if len(hostnames) != hosts:
+                fail(f"expected {hosts} distinct hostnames, got {hostnames}")
+        elif used:
+            fail(f"SMDDP_TRANSPORT=mpi but the fabric transport was opened: {used}")
+        print(f"{m.group(0)} over {transport}")
+
+
+def test_collectives_h2_fabric():
+    collectives(2, "fabric")
+
+
+def test_collectives_h2_mpi():
+    collectives(2, "mpi")
+
+
+def test_collectives_h3_fabric():
+    collectives(3, "fabric")
+
+
+def test_collectives_h3_mpi():
+    collectives(3, "mpi")
+
+
+def start_bench(c, outdir, np, per_host, timeout_s):
+    """A long allreduce sweep across the cluster; returns (Popen, json path)."""
+    out = os.path.join(outdir, "out.json")
+    cmd = c.run_cmd("--mca", "orte_abort_on_non_zero_status", "0", "--output-filename",
+                    os.path.join(outdir, "ranks"), "-np", str(np), "--npernode", str(per_host),
+                    ARGS.bench, "allreduce", "-b", "256K", "-e", "256M", "-f", "2", "-n", "50", "-w", "1",
+                    "-T", str(timeout_s), "--transport", "fabric", "-J", out)
+    env = dict(c.env, FI_PROVIDER="tcp")
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 90
+    while time.time() < deadline:  # a first row done: the ranks are mid-sweep
+        try:
+            if json.load(open(out))["rows"]:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        if p.poll() is not None:
+            fail(f"the benchmark ended early ({p.returncode}): {p.stderr.read()[-2000:]}")
+        time.sleep(0.1)
+    else:
+        p.kill()
+        fail("no row completed within 90 s")
+    ranks = processes_of(ARGS.bench)
+    if len(ranks) != np:
+        p.kill()
+        fail(f"expected {np} ranks running, found {ranks}")
+    return p, ranks
+
+
+def rank_stderr(outdir):
+    text = ""
+    for path in sorted(glob.glob(os.path.join(outdir, "ranks", "*", "rank.*", "stderr"))):
+        text += open(path, errors="replace").read()
+    return text
+
+
+def check_nothing_left(before):
+    time.sleep(1)
+    if processes_of(ARGS.bench):
+        fail(f"rank processes left behind: {processes_of(ARGS.bench)}")
+    if shm_segments() - before:
+        fail(f"shared memory left behind: {shm_segments() - before}")
+
+
+def kill_case(hosts, per_host, victim, expect):
+    before = shm_segments()
+    with Cluster(f"mnk{per_host}", 210 + per_host, hosts) as c, tempfile.TemporaryDirectory() as d:
+        p, ranks = start_bench(c, d, hosts * per_host, per_host, 20)
+        pid = next(pid for pid, rank in ranks.items() if rank == victim)
+        os.kill(pid, 9)
+        t0 = time.time()
+        try:
+            stdout, stderr = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail("job did not end within 30 s of the kill (deadline 20 s)")
+        elapsed = time.time() - t0
+        messages = stderr + rank_stderr(d)
+        if p.returncode != 137:
+            fail(f"exit {p.returncode}, want 137 (the killed rank's 128+9)\n{messages[-3000:]}")
+        if not re.search(expect, messages):
+            fail(f"no rank said /{expect}/:\n{messages[-3000:]}")
+        line = re.search(r"smddp-bench: .*lost peer.*", messages).group(0)
+        print(f"{hosts} hosts x {per_host}: ended {elapsed:.1f} s after the kill, exit {p.returncode}: {line}")
+    check_nothing_left(before)
+
+
+def test_kill_rank():
+    check_namespaces_possible()
+    # One rank per host: only the liveness probe over the network can tell.
+    kill_case(2, 1, 1, r"rank 0 on mnk1-h0: allreduce: lost peer: rank 1 on mnk1-h1: its process is gone")
+    # Two per host: the victim's host-mate or a remote rank names it first.
+    kill_case(2, 2, 3, r"allreduce: lost peer: rank 3 on mnk2-h1")
+
+
+def test_link_down():
+    check_namespaces_possible()
+    before = shm_segments()
+    deadline_s = 8
+    with Cluster("mnl", 220, 2) as c, tempfile.TemporaryDirectory() as d:
+        p, ranks = start_bench(c, d, 4, 2, deadline_s)
+        subprocess.run(["ip", "link", "set", "mnl-v1", "down"], check=True)
+        t0 = time.time()
+        # Every rank, on both sides of the cut, must end by its deadline.
+        while processes_of(ARGS.bench) and time.time() - t0 < deadline_s + 10:
+            time.sleep(0.2)
+        ended = time.time() - t0
+        left = processes_of(ARGS.bench)
+        subprocess.run(["ip", "link", "set", "mnl-v1", "up"], check=True)
+        if left:
+            p.kill()
+            fail(f"ranks still running {ended:.1f} s after the link went down: {left}")
+        try:
+            stdout, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail("mpirun did not finish within 60 s of the link coming back")
+        messages = rank_stderr(d)
+        timeouts = re.findall(r"smddp-bench: rank (\d) on (mnl-h\d): allreduce timed out after 8 s "
+                              r"(sending to|receiving from|waiting in shared memory for) rank \d on (mnl-h\d)", messages)
+        if p.returncode != 3:
+            fail(f"exit {p.returncode}, want 3 (timeout)\n{messages}\n{stderr[-2000:]}")
+        # The first rank to time out aborts the job, so not every rank gets
+        # to print; at least one must name a peer on the far side of the cut.
+        across = [t for t in timeouts if t[1] != t[3]]
+        if not across:
+            fail(f"no rank named a peer across the cut:\n{messages}")
+        print(f"all ranks ended {ended:.1f} s after the link went down (deadline {deadline_s} s), "
+              f"exit {p.returncode}; {len(timeouts)} ranks reported, e.g.")
+        for line in messages.splitlines():
+            if "timed out" in line:
+                print("  " + line.strip())
+    check_nothing_left(before)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cluster", required=True)
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("--collectives", required=True)
+    parser.add_argument("test")
+    ARGS = parser.parse_args()
+    check_namespaces_possible()
+    globals()["test_" + ARGS.test]()
+    print("PASS", ARGS.test)
+
+
+if __name__ == "__main__":
+    main()
