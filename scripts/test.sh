@@ -8,8 +8,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 "$SMDDP_ROOT/scripts/install-deps.sh"
 
-echo "== build ($SMDDP_BUILD_DIR)"
-configure_and_build "$SMDDP_BUILD_DIR" -DSMDDP_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The same script the container image builds with, so CI exercises it.
+"$SMDDP_ROOT/scripts/build.sh" --build-dir "$SMDDP_BUILD_DIR"
 echo "== tests"
 ctest --test-dir "$SMDDP_BUILD_DIR" --output-on-failure --timeout 900
 

@@ -41,9 +41,12 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
   // Sizes plus slack, in the memory --mem names.
   buffers_ = SweepBuffers::create(o_.mem, plan.max_send_bytes + 64, plan.max_recv_bytes + 64);
   // One call per backend before the first row: connection setup and lazy
-  // initialisation belong to no row.
+  // initialisation belong to no row. It is the first row's collective, which
+  // a forced --algorithm can run (it may exist for that collective only).
+  const Collective first = plan.rows.empty() ? Collective::AllReduce : plan.rows.front().collective;
   for (auto& backend : backends_) {
-    CollectiveArgs warm{Collective::AllReduce, buffers_->send(), buffers_->recv(), 1, DataType::Float32, ReduceOp::Sum, 0};
+    CollectiveArgs warm{first, buffers_->send(), buffers_->recv(), first == Collective::Barrier ? 0u : 1u,
+                        DataType::Float32, ReduceOp::Sum, 0};
     warm.memory = o_.mem;
     backend->run(warm);
     backend->sync();

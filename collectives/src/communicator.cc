@@ -19,6 +19,7 @@
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "transport/bootstrap.h"
+#include "transport/cma.h"
 #include "transport/fabric_transport.h"
 #include "transport/router.h"
 #include "transport/shm_segment.h"
@@ -90,6 +91,7 @@ class EngineCommunicator final : public Communicator {
     router_ = std::make_unique<Router>(topo_, shm_.get(), network_.get());
     if (segment_) steps_ = std::make_unique<ShmSteps>(*segment_, *router_, topo_);
     ctx_ = std::make_unique<Context>(*router_, topo_, steps_.get(), selector_);
+    ctx_->cma = probe_cma(*bootstrap_, topo_);
     std::vector<int> all(topo_.size);
     for (int r = 0; r < topo_.size; ++r) all[r] = r;
     ctx_->world = make_group(GroupKind::World, all, topo_.rank);

@@ -23,18 +23,21 @@ SMDDP_ALGORITHM(allgather_ring);
 SMDDP_ALGORITHM(allgather_recursive_doubling);
 SMDDP_ACCEPTS(allgather_recursive_doubling_accepts);
 SMDDP_ALGORITHM(allgather_direct);
+SMDDP_ALGORITHM(allgather_cma);
 
 SMDDP_ALGORITHM(reduce_scatter_shm_direct);
 SMDDP_ALGORITHM(reduce_scatter_ring);
 
 SMDDP_ALGORITHM(broadcast_shm_direct);
 SMDDP_ALGORITHM(broadcast_tree);
+SMDDP_ALGORITHM(broadcast_cma);
 
 SMDDP_ALGORITHM(reduce_shm_direct);
 SMDDP_ALGORITHM(reduce_tree);
 
 SMDDP_ALGORITHM(alltoall_shm_direct);
 SMDDP_ALGORITHM(alltoall_pairwise);
+SMDDP_ALGORITHM(alltoall_cma);
 
 SMDDP_ALGORITHM(barrier_shm);
 SMDDP_ALGORITHM(barrier_dissemination);

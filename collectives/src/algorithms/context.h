@@ -79,6 +79,7 @@ class Context {
   Group world, node, cross;
   WaitScope scope;
   int tag = 0;
+  bool cma = false;  // node-mates can read each other's memory (transport/cma.h)
   Scratch scratch;
 
   // Point-to-point in group indices. exchange() sends and receives at once.

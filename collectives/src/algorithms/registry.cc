@@ -15,6 +15,11 @@ const char* accepts_node_group(const Context& ctx, const Group& g, const Call&) 
   return whole_node ? nullptr : "needs all ranks on one node";
 }
 
+const char* accepts_cma(const Context& ctx, const Group& g, const Call& call) {
+  if (const char* why = accepts_node_group(ctx, g, call)) return why;
+  return ctx.cma ? nullptr : "cross-memory attach is off (SMDDP_CMA=0) or refused on this node";
+}
+
 namespace {
 
 using C = Collective;
@@ -54,6 +59,8 @@ const std::vector<Algorithm>& table() {
         kHost, kNoCuda}, allgather_recursive_doubling_accepts, allgather_recursive_doubling},
       {{C::AllGather, "direct", "every rank sends its block straight to every other, all at once (SMDDP's inter-node AllGather)",
         "none", kHost, kNoCuda}, accepts_any, allgather_direct},
+      {{C::AllGather, "cma", "every rank reads each peer's block straight from its memory (process_vm_readv, one copy)",
+        "all ranks on one node, cross-memory attach allowed", kHost, kNoCuda}, accepts_cma, allgather_cma},
       {{C::ReduceScatter, "shm_direct", "each rank reduces its block from every peer's staged input in shared memory",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, reduce_scatter_shm_direct},
       {{C::ReduceScatter, "ring", "n-1 ring steps accumulating the travelling block", "none",
@@ -62,6 +69,8 @@ const std::vector<Algorithm>& table() {
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, broadcast_shm_direct},
       {{C::Broadcast, "tree", "binomial tree from the root", "none", kHost, kNoCuda}, accepts_any,
        broadcast_tree},
+      {{C::Broadcast, "cma", "every rank reads the root's buffer straight from its memory (process_vm_readv, one copy)",
+        "all ranks on one node, cross-memory attach allowed", kHost, kNoCuda}, accepts_cma, broadcast_cma},
       {{C::Reduce, "shm_direct", "each rank reduces its slice in shared memory, the root collects",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, reduce_shm_direct},
       {{C::Reduce, "tree", "binomial tree towards the root", "none", kHost, kNoCuda}, accepts_any,
@@ -70,6 +79,8 @@ const std::vector<Algorithm>& table() {
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, alltoall_shm_direct},
       {{C::AllToAll, "pairwise", "n-1 steps, step s sends to me+s and receives from me-s", "none",
         kHost, kNoCuda}, accepts_any, alltoall_pairwise},
+      {{C::AllToAll, "cma", "every rank reads its block straight from each peer's memory (process_vm_readv, one copy)",
+        "all ranks on one node, cross-memory attach allowed", kHost, kNoCuda}, accepts_cma, alltoall_cma},
       {{C::Barrier, "shm", "counters in shared memory", "all ranks on one node", kHost, kNoCuda},
        accepts_node_group, barrier_shm},
       {{C::Barrier, "dissemination", "ceil(log2 n) rounds of one-byte messages", "none",

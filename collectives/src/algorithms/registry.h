@@ -24,5 +24,7 @@ const Algorithm* find_algorithm(Collective c, std::string_view name);
 // Shared accept rules.
 const char* accepts_any(const Context&, const Group&, const Call&);
 const char* accepts_node_group(const Context& ctx, const Group& g, const Call&);
+// accepts_node_group, and node-mates may read each other's memory (cma).
+const char* accepts_cma(const Context& ctx, const Group& g, const Call& call);
 
 }  // namespace smddp

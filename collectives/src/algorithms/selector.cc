@@ -13,6 +13,10 @@ namespace {
 constexpr size_t kAny = std::numeric_limits<size_t>::max();
 constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound above
 constexpr size_t kShardedUpTo = 1024 * 1024;  // sharded allreduce across nodes up to here
+// Single-copy (cma) algorithms inside a node above this: below, their extra
+// synchronisation costs more than the copy they save when ranks share
+// cores (docs/performance.md).
+constexpr size_t kStagedUpTo = 1024 * 1024;
 
 struct DefaultRule {
   Collective collective;
@@ -25,7 +29,7 @@ struct DefaultRule {
 // collective and scope whose max_bytes covers the call gives the order.
 constexpr DefaultRule kDefaults[] = {
     {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring"},
-    // Across hosts (docs/performance-multinode.md): small vectors go
+    // Across hosts (docs/performance.md): small vectors go
     // hierarchical (shm inside the node, one log2(M) exchange between nodes),
     // 2-5x faster than halving-doubling over all ranks; the sharded exchange
     // wins on mid sizes, where its two direct steps beat the ring's 2(M-1)
@@ -38,16 +42,19 @@ constexpr DefaultRule kDefaults[] = {
     {Collective::AllReduce, Scope::MultiNode, kSmall, "hierarchical,halving_doubling,tree,ring"},
     {Collective::AllReduce, Scope::MultiNode, kShardedUpTo, "sharded,hierarchical,ring"},
     {Collective::AllReduce, Scope::MultiNode, kAny, "hierarchical,ring,sharded,halving_doubling"},
-    {Collective::AllGather, Scope::SingleNode, kAny, "shm_direct,ring"},
+    {Collective::AllGather, Scope::SingleNode, kStagedUpTo, "shm_direct,ring"},
+    {Collective::AllGather, Scope::SingleNode, kAny, "cma,shm_direct,ring"},
     {Collective::AllGather, Scope::MultiNode, kSmall, "recursive_doubling,ring"},
     {Collective::AllGather, Scope::MultiNode, kAny, "direct,ring"},
     {Collective::ReduceScatter, Scope::SingleNode, kAny, "shm_direct,ring"},
     {Collective::ReduceScatter, Scope::MultiNode, kAny, "ring"},
-    {Collective::Broadcast, Scope::SingleNode, kAny, "shm_direct,tree"},
+    {Collective::Broadcast, Scope::SingleNode, kStagedUpTo, "shm_direct,tree"},
+    {Collective::Broadcast, Scope::SingleNode, kAny, "cma,shm_direct,tree"},
     {Collective::Broadcast, Scope::MultiNode, kAny, "tree"},
     {Collective::Reduce, Scope::SingleNode, kAny, "shm_direct,tree"},
     {Collective::Reduce, Scope::MultiNode, kAny, "tree"},
-    {Collective::AllToAll, Scope::SingleNode, kAny, "shm_direct,pairwise"},
+    {Collective::AllToAll, Scope::SingleNode, kStagedUpTo, "shm_direct,pairwise"},
+    {Collective::AllToAll, Scope::SingleNode, kAny, "cma,shm_direct,pairwise"},
     {Collective::AllToAll, Scope::MultiNode, kAny, "pairwise"},
     {Collective::Barrier, Scope::SingleNode, kAny, "shm,dissemination"},
     {Collective::Barrier, Scope::MultiNode, kAny, "dissemination"},

@@ -68,4 +68,18 @@ void ShmSteps::wait_reduced(const WaitScope& scope) {
 
 void ShmSteps::finish() { counter(Counter::Done, me_).store(step_, std::memory_order_release); }
 
+void ShmSteps::wait_finished(const WaitScope& scope) {
+  for (int p = 0; p < n_; ++p) {
+    if (p != me_) wait_for(Counter::Done, p, step_, scope);
+  }
+}
+
+void ShmSteps::expose(const void* address) {
+  seg_.control(me_).exposed.value.store(reinterpret_cast<uintptr_t>(address), std::memory_order_relaxed);
+}
+
+const void* ShmSteps::exposed(int local) {
+  return reinterpret_cast<const void*>(seg_.control(local).exposed.value.load(std::memory_order_relaxed));
+}
+
 }  // namespace smddp

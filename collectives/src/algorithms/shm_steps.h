@@ -38,6 +38,14 @@ class ShmSteps {
   void post_reduced();
   void wait_reduced(const WaitScope& scope);
   void finish();
+  // Waits until every peer has finished the current step (so buffers it
+  // read directly from us may change again).
+  void wait_finished(const WaitScope& scope);
+
+  // Single-copy steps (cma): publish the address of one of our buffers
+  // before post(); after wait_posted(), exposed(p) is peer p's.
+  void expose(const void* address);
+  const void* exposed(int local);
 
  private:
   enum class Counter { Posted, Reduced, Done };
