@@ -24,16 +24,24 @@ void Router::progress_all() {
 
 void Router::wait(std::span<Request> requests, const WaitScope& scope) {
   Backoff backoff;
+  size_t finished = 0;
   for (;;) {
     progress_all();
     const Request* pending = nullptr;
+    size_t now_finished = 0;
     for (const Request& r : requests) {
-      if (!r.done) {
+      if (r.done) {
+        ++now_finished;
+      } else if (!pending) {
         pending = &r;
-        break;
       }
     }
     if (!pending) return;
+    // Something arrived: the rest is likely close behind, spin again.
+    if (now_finished > finished) {
+      finished = now_finished;
+      backoff.reset();
+    }
     if (backoff.pause()) {
       for (const Request& r : requests) {
         if (!r.done) check_peer(r.peer, scope);
