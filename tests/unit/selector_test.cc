@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/wait.h"
 #include "smddp/error.h"
 
 using namespace smddp;
@@ -85,6 +86,16 @@ TEST(Selector, ForcedAlgorithm) {
   EXPECT_THROW(s.choose(ctx, world(f.t), allreduce(8), "shm_direct"), UsageError);
   // Across nodes, large vectors go hierarchical.
   EXPECT_EQ(s.choose(ctx, world(f.t), allreduce(64 << 20), "auto").info.name, "hierarchical");
+}
+
+TEST(Selector, SingleCopyAllreduceNeedsDedicatedCores) {
+  Selector s(default_rules());
+  set_oversubscribed(false);
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front(), "cma");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 64 << 10).front(), "shm_direct");
+  set_oversubscribed(true);
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front(), "shm_direct");
+  set_oversubscribed(false);
 }
 
 TEST(Selector, EnvironmentForcesTheCallersCollectiveOnly) {

@@ -17,6 +17,7 @@ SMDDP_ALGORITHM(allreduce_hierarchical);
 SMDDP_ACCEPTS(allreduce_hierarchical_accepts);
 SMDDP_ALGORITHM(allreduce_sharded);
 SMDDP_ACCEPTS(allreduce_sharded_accepts);
+SMDDP_ALGORITHM(allreduce_cma);
 
 SMDDP_ALGORITHM(allgather_shm_direct);
 SMDDP_ALGORITHM(allgather_ring);

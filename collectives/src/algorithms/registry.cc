@@ -51,6 +51,8 @@ const std::vector<Algorithm>& table() {
         "every node has the same number of ranks", kHost, kNoCuda}, allreduce_hierarchical_accepts, allreduce_hierarchical},
       {{C::AllReduce, "sharded", "SMDDP/Herring: intra-node reduce-scatter, each node reduces 1/M of every shard and sends it back (direct, pipelined), intra-node allgather",
         "same rank count on every node; also runs on the cross group alone", kHost, kNoCuda}, allreduce_sharded_accepts, allreduce_sharded},
+      {{C::AllReduce, "cma", "each rank reduces its slice reading peers' inputs straight from their memory, then reads the other slices from their owners (process_vm_readv)",
+        "all ranks on one node, cross-memory attach allowed", kHost, kNoCuda}, accepts_cma, allreduce_cma},
       {{C::AllGather, "shm_direct", "each rank stages its block, every rank copies all blocks out of shared memory",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, allgather_shm_direct},
       {{C::AllGather, "ring", "n-1 ring steps, each forwarding the block received last", "none",

@@ -5,6 +5,7 @@
 #include <limits>
 #include <sstream>
 
+#include "core/wait.h"
 #include "smddp/error.h"
 
 namespace smddp {
@@ -23,11 +24,17 @@ struct DefaultRule {
   Scope scope;
   size_t max_bytes;
   const char* candidates;
+  bool dedicated_cores = false;
 };
 
 // The default choices. Rows are tried top-down; the first row of the
 // collective and scope whose max_bytes covers the call gives the order.
 constexpr DefaultRule kDefaults[] = {
+    // Single-copy allreduce pays off when every rank has its core (2 ranks,
+    // 8 MiB: 9.0 GB/s against 4.0 staged); with ranks sharing cores its two
+    // long phases lose to the staged pipeline up to ~64 MiB.
+    {Collective::AllReduce, Scope::SingleNode, kStagedUpTo, "shm_direct,halving_doubling,ring"},
+    {Collective::AllReduce, Scope::SingleNode, kAny, "cma,shm_direct,halving_doubling,ring", true},
     {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring"},
     // Across hosts (docs/performance.md): small vectors go
     // hierarchical (shm inside the node, one log2(M) exchange between nodes),
@@ -83,7 +90,7 @@ std::string env_name(Collective c) {
 std::vector<SelectionRule> default_rules() {
   std::vector<SelectionRule> rules;
   for (const DefaultRule& d : kDefaults) {
-    rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates)});
+    rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates), d.dedicated_cores});
   }
   return rules;
 }
@@ -154,6 +161,7 @@ Scope scope_of(const Context& ctx, const Group& g) {
 
 std::vector<std::string> Selector::candidates(Collective c, Scope scope, size_t bytes) const {
   for (const auto& r : rules_) {
+    if (r.dedicated_cores && oversubscribed()) continue;
     if (r.collective == c && r.scope == scope && bytes <= r.max_bytes) return r.candidates;
   }
   return {};

@@ -23,6 +23,7 @@ struct SelectionRule {
   Scope scope;
   size_t max_bytes;
   std::vector<std::string> candidates;
+  bool dedicated_cores = false;  // applies only when no rank of the host shares a core
 };
 
 std::vector<SelectionRule> default_rules();

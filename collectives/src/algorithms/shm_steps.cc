@@ -75,11 +75,11 @@ void ShmSteps::wait_finished(const WaitScope& scope) {
 }
 
 void ShmSteps::expose(const void* address) {
-  seg_.control(me_).exposed.value.store(reinterpret_cast<uintptr_t>(address), std::memory_order_relaxed);
+  seg_.control(me_).exposed[buffer_].value.store(reinterpret_cast<uintptr_t>(address), std::memory_order_relaxed);
 }
 
 const void* ShmSteps::exposed(int local) {
-  return reinterpret_cast<const void*>(seg_.control(local).exposed.value.load(std::memory_order_relaxed));
+  return reinterpret_cast<const void*>(seg_.control(local).exposed[buffer_].value.load(std::memory_order_relaxed));
 }
 
 }  // namespace smddp

@@ -43,7 +43,9 @@ class ShmSteps {
   void wait_finished(const WaitScope& scope);
 
   // Single-copy steps (cma): publish the address of one of our buffers
-  // before post(); after wait_posted(), exposed(p) is peer p's.
+  // before post(); after wait_posted(), exposed(p) is peer p's. One slot
+  // per step parity, like the stage buffers: a peer already in the next
+  // step publishes into the other.
   void expose(const void* address);
   const void* exposed(int local);
 

@@ -35,7 +35,7 @@ struct alignas(kCacheLine) RankControl {
   PaddedCounter posted;   // stage buffer of step k is filled
   PaddedCounter reduced;  // result buffer of step k is filled
   PaddedCounter done;     // finished reading peers' buffers of step k
-  PaddedCounter exposed;  // address of a buffer peers read directly (cma), valid once posted
+  PaddedCounter exposed[2];  // per step parity: a buffer peers read directly (cma), valid once posted
 };
 
 struct alignas(kCacheLine) ChannelControl {

@@ -1,0 +1,76 @@
+// Intra-node allreduce with single-copy reads (transport/cma.h), for large
+// vectors: every rank owns a slice of the vector and
+//   1. reduces it: per chunk, reads the slice's chunk straight out of every
+//      peer's input into cache-resident scratch, combines all sources in
+//      rank order (so every rank ends with the same bits), and writes the
+//      result into its own output;
+//   2. after a step boundary (no one reads inputs any more, so in-place
+//      outputs may change), reads every other slice straight out of its
+//      owner's output.
+// Per byte of a rank's output that is one copy for the peers' share in
+// step 1 and one in step 2, where staging through shared memory copies
+// every input once more.
+#include <vector>
+
+#include "algorithms/catalog.h"
+#include "algorithms/cma.h"
+#include "algorithms/shm_steps.h"
+#include "core/copy.h"
+#include "smddp/reduce.h"
+
+namespace smddp {
+namespace {
+
+constexpr size_t kChunkBytes = 128 << 10;  // per source: all of them stay in L2
+constexpr int kScratchSlot = 2;
+
+}  // namespace
+
+void allreduce_cma(Context& ctx, const Group&, const Call& call) {
+  ShmSteps& s = *ctx.steps;
+  const int n = s.size();
+  const int me = s.me();
+  const size_t es = call.esize();
+  const auto slices = patterns::Partition::balanced(call.count, n);
+  const size_t chunk = std::max<size_t>(1, kChunkBytes / es);
+
+  s.begin(ctx.scope);
+  s.expose(call.send);
+  s.post();
+  s.wait_posted(ctx.scope);
+  // Scratch: one chunk per source, then the reduced chunk.
+  char* scratch = static_cast<char*>(ctx.scratch.get(kScratchSlot, (n + 1) * chunk * es));
+  char* reduced = scratch + n * chunk * es;
+  std::vector<const void*> srcs(n);
+  const size_t base = slices.offset(me);
+  for (size_t off = 0; off < slices.length(me); off += chunk) {
+    const size_t c = std::min(chunk, slices.length(me) - off);
+    const size_t at_bytes = (base + off) * es;
+    for (int p = 0; p < n; ++p) {
+      if (p == me) {
+        srcs[p] = at(call.send, at_bytes);
+        continue;
+      }
+      char* tmp = scratch + p * chunk * es;
+      cma::read(ctx, p, tmp, at(s.exposed(p), at_bytes), c * es);
+      srcs[p] = tmp;
+    }
+    reduce(reduced, srcs.data(), n, c, call.dtype, call.op);
+    copy_out(at(call.recv, at_bytes), reduced, c * es, call.count * es);
+  }
+  s.finish();
+
+  s.begin(ctx.scope);  // every peer is past step 1 once it posts here
+  s.expose(call.recv);
+  s.post();
+  s.wait_posted(ctx.scope);
+  for (int i = 1; i < n; ++i) {
+    const int p = (me + i) % n;
+    const size_t o = slices.offset(p) * es;
+    cma::read(ctx, p, at(call.recv, o), at(s.exposed(p), o), slices.length(p) * es);
+  }
+  s.finish();
+  s.wait_finished(ctx.scope);  // peers are done with our output
+}
+
+}  // namespace smddp
