@@ -286,6 +286,10 @@ def test_scrape():
         prom, prom_port = prometheus_server(d, bench_port)
         out = os.path.join(d, "out.json")
         with prom:
+            # Prometheus applies its targets up to 5 s after start: wait for its
+            # first scrape attempt (up == 0, nothing listens yet), or a quick
+            # sweep and its linger can pass unseen.
+            wait_for("Prometheus to try the target once", lambda: prom_query(prom_port, "up"), timeout=30)
             cmd = mpirun(2, *SWEEP, "--per-iteration", "-J", out, "--prom-port", str(bench_port), "--linger", "5")
             bench = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      start_new_session=True)
