@@ -10,7 +10,7 @@ void alltoall_pairwise(Context& ctx, const Group& g, const Call& call) {
   const int me = g.me;
   const size_t block = call.count * call.esize();
   const void* send = call.send;
-  if (send == call.recv) {
+  if (send == call.recv && block > 0) {
     void* saved = ctx.scratch.get(0, block * n);
     std::memcpy(saved, send, block * n);
     send = saved;
