@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "algorithms/catalog.h"
+#include "allreduce/node_phases.h"
 #include "smddp/reduce.h"
 
 namespace smddp {
@@ -140,37 +141,18 @@ class ShardServer {
 const char* allreduce_sharded_accepts(const Context& ctx, const Group& g, const Call&) {
   if (g.kind == GroupKind::Cross) return g.size() > 1 ? nullptr : "needs more than one node";
   if (g.kind != GroupKind::World) return "runs on the whole communicator or across nodes only";
-  if (ctx.topo.num_nodes < 2) return "needs ranks on more than one node";
-  for (const auto& ranks : ctx.topo.node_ranks) {
-    if (ranks.size() != ctx.topo.node_ranks[0].size()) return "nodes have different rank counts";
-  }
-  return nullptr;
+  return node_phases::why_not(ctx);
 }
 
 void allreduce_sharded(Context& ctx, const Group& g, const Call& call) {
-  const size_t es = call.esize();
-  copy_if_distinct(call.recv, call.send, call.count * es);
   if (g.kind == GroupKind::Cross) {
+    copy_if_distinct(call.recv, call.send, call.count * call.esize());
     if (call.count > 0) ShardServer(ctx, g, call, static_cast<char*>(call.recv), call.count).run();
     return;
   }
-  const auto blocks = patterns::Partition::balanced(call.count, ctx.node.size());
-  char* shard = at(call.recv, blocks.offset(ctx.node.me) * es);
-
-  Call rs = call;
-  rs.collective = Collective::ReduceScatter;
-  rs.blocks = blocks;
-  rs.send = call.recv;
-  rs.recv = shard;
-  ctx.run(ctx.node, rs);
-
-  if (blocks.length(ctx.node.me) > 0) ShardServer(ctx, ctx.cross, call, shard, blocks.length(ctx.node.me)).run();
-
-  Call ag = rs;
-  ag.collective = Collective::AllGather;
-  ag.send = shard;
-  ag.recv = call.recv;
-  ctx.run(ctx.node, ag);
+  node_phases::run(ctx, call, [&](char* shard, size_t count) {
+    if (count > 0) ShardServer(ctx, ctx.cross, call, shard, count).run();
+  });
 }
 
 }  // namespace smddp

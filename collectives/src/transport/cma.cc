@@ -39,9 +39,9 @@ bool probe_cma(Bootstrap& bootstrap, const Topology& topo) {
 #ifdef PR_SET_PTRACER
   if (wanted) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // Yama; harmless elsewhere
 #endif
-  // Every rank takes part in both exchanges, whatever it wants.
-  static uint64_t word;
-  word = 0x636d6100000000ULL ^ static_cast<uint64_t>(getpid());
+  // Every rank takes part in both exchanges, whatever it wants; `word`
+  // lives until the second one, after every peer has read it.
+  const uint64_t word = 0x636d6100000000ULL ^ static_cast<uint64_t>(getpid());
   ProbeWord mine{reinterpret_cast<uintptr_t>(&word), word};
   std::vector<ProbeWord> all(topo.size);
   bootstrap.allgather(&mine, all.data(), sizeof mine);
