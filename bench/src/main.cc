@@ -2,7 +2,8 @@
 // then sweeps every row over every backend and reports as it goes.
 //
 // Exit codes: 0 ok, 1 wrong values, 2 below --min-busbw, 3 timeout, lost
-// peer or transport failure, 4 other runtime error, 64 usage.
+// peer, transport failure or this rank killed by a signal, 4 other runtime
+// error, 64 usage.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <exception>
 
 #include "run.h"
+#include "supervisor.h"
 #include "smddp/error.h"
 
 namespace {
@@ -19,10 +21,8 @@ namespace {
 // Before MPI starts the rank is only known from the launcher's environment;
 // print usage errors once, from rank 0 (or a rank we cannot place).
 bool is_first_rank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "RANK"}) {
-    if (const char* v = std::getenv(var)) return std::atoi(v) == 0;
-  }
-  return true;
+  const char* rank = smddp::bench::launcher_rank();
+  return !rank || std::atoi(rank) == 0;
 }
 
 }  // namespace
@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
     if (is_first_rank()) std::fprintf(stderr, "smddp-bench: %s\n", e.what());
     return bench::kExitUsage;
   }
-  int rc = bench::run_benchmark(options);
-  return rc;
+  // Options are valid: from here on a rank killed by a signal is reported
+  // by its supervisor as a lost rank.
+  if (auto supervisor_exit = bench::supervise_rank(bench::kExitTimeout)) return *supervisor_exit;
+  return bench::run_benchmark(options);
 }

@@ -10,9 +10,11 @@ import glob
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ARGS = None
@@ -41,20 +43,30 @@ def shm_segments():
     return set(glob.glob("/dev/shm/smddp-*"))
 
 
-def bench_processes():
-    """Ranks only: processes whose argv[0] is the benchmark binary."""
-    pids = []
+def bench_processes(ranks_only=True):
+    """Processes running the benchmark binary. Each rank runs in a child of a
+    supervising process with the same command line (bench/src/supervisor.h):
+    the ranks are those whose parent is one too."""
+    parents = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 argv0 = f.read().split(b"\0")[0].decode(errors="replace")
-        except OSError:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
         if argv0 == ARGS.bench:
-            pids.append(int(entry))
-    return pids
+            parents[int(entry)] = ppid
+    return [pid for pid, ppid in parents.items() if not ranks_only or ppid in parents]
+
+
+def launcher_rank(pid):
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+    return int(env[b"OMPI_COMM_WORLD_RANK"])
 
 
 def test_all_collectives():
@@ -151,7 +163,8 @@ def test_kill_rank():
         if len(pids) < 4:
             p.kill()
             fail(f"expected 4 ranks, found {pids}")
-        os.kill(pids[2], signal.SIGKILL)
+        victim, victim_rank = pids[2], launcher_rank(pids[2])
+        os.kill(victim, signal.SIGKILL)
         t0 = time.time()
         try:
             stdout, stderr = p.communicate(timeout=40)
@@ -159,10 +172,12 @@ def test_kill_rank():
             p.kill()
             fail("job did not end within 40 s of the kill")
         elapsed = time.time() - t0
-        if p.returncode == 0:
-            fail("job exited 0 after a rank was killed")
+        if p.returncode != 3:
+            fail(f"exit {p.returncode} after a rank was killed, want 3\n{stderr}")
         if "lost peer" not in stderr:
             fail(f"no rank reported the lost peer:\n{stderr}")
+        if f"rank {victim_rank} on {socket.gethostname()} (pid {victim}) was killed by signal 9" not in stderr:
+            fail(f"the killed rank's supervisor did not name it:\n{stderr}")
         doc = json.load(open(out))
         if doc["complete"] or not doc["rows"]:
             fail("JSON should hold the completed rows and complete=false")
@@ -171,8 +186,75 @@ def test_kill_rank():
     time.sleep(1)
     if shm_segments() - before:
         fail(f"shared memory left behind: {shm_segments() - before}")
-    if bench_processes():
-        fail(f"processes left behind: {bench_processes()}")
+    if bench_processes(ranks_only=False):
+        fail(f"processes left behind: {bench_processes(ranks_only=False)}")
+
+
+def test_supervisor():
+    """Each rank runs under a supervisor: a rank killed outright is named and
+    ends the job with 3; a signal to the supervisor reaches the rank and ends
+    both; SMDDP_SUPERVISE=0 runs the rank in one process."""
+    host = socket.gethostname()
+    endless = [ARGS.bench, "allreduce", "-b", "64K", "-e", "64K", "-n", "100000000", "-w", "0"]
+
+    def start(env=None):
+        """Returns once the rank sweeps: it has printed the table's header."""
+        p = subprocess.Popen(endless, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, **(env or {})})
+        timer = threading.Timer(30, p.kill)
+        timer.start()
+        for line in p.stdout:
+            if "out-of-place" in line:
+                break
+        timer.cancel()
+        found = bench_processes(ranks_only=env is None)
+        if p.poll() is not None or len(found) != 1:
+            p.kill()
+            fail(f"the rank did not start within 30 s: {found}")
+        return p, found[0]
+
+    def ended(p, what):
+        try:
+            return p.communicate(timeout=20)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail(f"still running 20 s after {what}")
+
+    p, rank = start()
+    if rank == p.pid:
+        fail("the rank runs in the launched process, not under a supervisor")
+    os.kill(rank, signal.SIGKILL)
+    stderr = ended(p, "the rank was killed")
+    if p.returncode != 3 or f"rank 0 on {host} (pid {rank}) was killed by signal 9 (Killed)" not in stderr:
+        fail(f"killed rank: exit {p.returncode}, {stderr!r}")
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        p, rank = start()
+        p.send_signal(sig)
+        stderr = ended(p, f"{sig.name} to the supervisor")
+        # The rank gets the signal: it dies of it (and so does the supervisor)
+        # or exits as its handler decides (MPI's singleton exits 1); never
+        # reported as a rank lost to an unknown signal.
+        if p.returncode == 0 or "was killed by signal" in stderr or os.path.exists(f"/proc/{rank}"):
+            fail(f"{sig.name}: exit {p.returncode}, {stderr!r}")
+
+    p, rank = start()
+    p.kill()  # the supervisor itself: its rank must not outlive it
+    ended(p, "SIGKILL to the supervisor")
+    deadline = time.time() + 10
+    while os.path.exists(f"/proc/{rank}") and time.time() < deadline:
+        time.sleep(0.1)
+    if os.path.exists(f"/proc/{rank}") and open(f"/proc/{rank}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        fail("the rank outlived its killed supervisor")
+
+    p, rank = start({"SMDDP_SUPERVISE": "0"})
+    if rank != p.pid:
+        fail("SMDDP_SUPERVISE=0 still forked a rank process")
+    p.kill()
+    ended(p, "SIGKILL")
+    if p.returncode != -signal.SIGKILL:
+        fail(f"unsupervised rank killed: exit {p.returncode}")
+    print("killed rank -> 3 and named; SIGTERM/SIGINT forwarded; rank dies with its supervisor; SMDDP_SUPERVISE=0 ok")
 
 
 def test_timeout():

@@ -160,15 +160,19 @@ def test_nccl_kill_rank():
         deadline = time.time() + 120
         while time.time() < deadline and not (os.path.exists(out) and json.load(open(out))["rows"]):
             time.sleep(0.2)
-        pids = []
+        # Ranks run in children of supervisors with the same command line.
+        parents = {}
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
                     with open(f"/proc/{entry}/cmdline", "rb") as f:
-                        if f.read().split(b"\0")[0].decode(errors="replace") == ARGS.bench:
-                            pids.append(int(entry))
-                except OSError:
+                        if f.read().split(b"\0")[0].decode(errors="replace") != ARGS.bench:
+                            continue
+                    with open(f"/proc/{entry}/stat") as f:
+                        parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                except (OSError, IndexError, ValueError):
                     pass
+        pids = [pid for pid, ppid in parents.items() if ppid in parents]
         if len(pids) < 2:
             p.kill()
             fail(f"expected 2 ranks running, found {pids}")
@@ -178,8 +182,8 @@ def test_nccl_kill_rank():
         except subprocess.TimeoutExpired:
             p.kill()
             fail("job did not end within 60 s of the kill")
-        if p.returncode == 0:
-            fail("job exited 0 after a rank was killed")
+        if p.returncode != 3:
+            fail(f"exit {p.returncode} after a rank was killed, want 3\n{stderr[-2000:]}")
         if not re.search(r"timed out|lost peer|NCCL error", stderr):
             fail(f"no rank reported the failure:\n{stderr[-2000:]}")
         print(f"ended with exit {p.returncode}")

@@ -13,8 +13,8 @@ the reason and exits 77, which CTest reports as skipped.
 Tests:
   collectives_h{2,3}_{fabric,mpi}  every collective x algorithm, 2 ranks per
       host, checked against the reference (tests/mpi collectives test)
-  kill_rank      SIGKILL of one rank mid-run over libfabric: bounded end,
-      the lost peer and its host named, nothing left behind
+  kill_rank      SIGKILL of one rank mid-run over libfabric: bounded end
+      with exit 3, the lost peer and its host named, nothing left behind
   link_down      a host's link taken down mid-run: every rank, on both sides,
       ends by its deadline; the first to time out names the peer and host it
       waited for (and aborts the job); nothing left behind
@@ -87,9 +87,11 @@ def check_namespaces_possible():
     subprocess.run(["ip", "netns", "del", probe], capture_output=True)
 
 
-def processes_of(binary):
-    """PIDs whose argv[0] is `binary`, with their MPI rank."""
-    found = {}
+def processes_of(binary, ranks_only=True):
+    """PIDs whose argv[0] is `binary`, with their MPI rank. smddp-bench runs
+    each rank in a child of a supervisor with the same command line
+    (bench/src/supervisor.h): ranks are those whose parent is one too."""
+    found, parents = {}, {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -100,10 +102,12 @@ def processes_of(binary):
                 continue
             with open(f"/proc/{entry}/environ", "rb") as f:
                 env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+            with open(f"/proc/{entry}/stat") as f:
+                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
             found[int(entry)] = int(env.get(b"OMPI_COMM_WORLD_RANK", b"-1"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, IndexError):
             continue
-    return found
+    return {pid: rank for pid, rank in found.items() if not ranks_only or parents[pid] in found}
 
 
 def shm_segments():
@@ -197,8 +201,8 @@ def rank_stderr(outdir):
 
 def check_nothing_left(before):
     time.sleep(1)
-    if processes_of(ARGS.bench):
-        fail(f"rank processes left behind: {processes_of(ARGS.bench)}")
+    if processes_of(ARGS.bench, ranks_only=False):
+        fail(f"processes left behind: {processes_of(ARGS.bench, ranks_only=False)}")
     if shm_segments() - before:
         fail(f"shared memory left behind: {shm_segments() - before}")
 
@@ -217,8 +221,10 @@ def kill_case(hosts, per_host, victim, expect):
             fail("job did not end within 30 s of the kill (deadline 20 s)")
         elapsed = time.time() - t0
         messages = stderr + rank_stderr(d)
-        if p.returncode != 137:
-            fail(f"exit {p.returncode}, want 137 (the killed rank's 128+9)\n{messages[-3000:]}")
+        if p.returncode != 3:
+            fail(f"exit {p.returncode}, want 3 (lost rank)\n{messages[-3000:]}")
+        if f"rank {victim} on " not in messages or f"(pid {pid}) was killed by signal 9" not in messages:
+            fail(f"the killed rank's supervisor did not name it:\n{messages[-3000:]}")
         if not re.search(expect, messages):
             fail(f"no rank said /{expect}/:\n{messages[-3000:]}")
         line = re.search(r"smddp-bench: .*lost peer.*", messages).group(0)
@@ -243,10 +249,10 @@ def test_link_down():
         subprocess.run(["ip", "link", "set", "mnl-v1", "down"], check=True)
         t0 = time.time()
         # Every rank, on both sides of the cut, must end by its deadline.
-        while processes_of(ARGS.bench) and time.time() - t0 < deadline_s + 10:
+        while processes_of(ARGS.bench, ranks_only=False) and time.time() - t0 < deadline_s + 10:
             time.sleep(0.2)
         ended = time.time() - t0
-        left = processes_of(ARGS.bench)
+        left = processes_of(ARGS.bench, ranks_only=False)
         subprocess.run(["ip", "link", "set", "mnl-v1", "up"], check=True)
         if left:
             p.kill()
