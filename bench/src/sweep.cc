@@ -11,6 +11,10 @@ namespace smddp::bench {
 namespace {
 
 constexpr double kStragglerFactor = 1.10;  // slower than the median rank by 10%
+constexpr int kRounds = 4;                 // timed slices per measurement when comparing
+
+// Iterations of slice `round` of `rounds`: the first iters % rounds get one more.
+int slice_iters(int iters, int rounds, int round) { return iters / rounds + (round < iters % rounds ? 1 : 0); }
 
 }  // namespace
 
@@ -56,13 +60,20 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
   if (o_.placement != Placement::InPlace) placements.push_back(Placement::OutOfPlace);
   if (o_.placement != Placement::OutOfPlace) placements.push_back(Placement::InPlace);
   for (size_t i = 0; i < plan.rows.size(); ++i) {
-    std::vector<RowResult> results;
+    std::vector<Measurement> ms;
     for (auto& backend : backends_) {
-      for (Placement p : placements) {
-        RowResult r = measure(*backend, plan.rows[i], p == Placement::InPlace);
-        r.row = i;
-        results.push_back(std::move(r));
-      }
+      for (Placement p : placements) ms.push_back(start(*backend, plan.rows[i], p == Placement::InPlace));
+    }
+    // Alone, one slice; side by side, rounds of slices in turn. Every slice
+    // is preceded by warm-up: the full count before the first, one after.
+    const int rounds = ms.size() > 1 ? std::max(1, std::min(kRounds, o_.iters)) : 1;
+    for (int round = 0; round < rounds; ++round) {
+      for (auto& m : ms) time_slice(m, round == 0 ? o_.warmup : std::min(o_.warmup, 1), slice_iters(o_.iters, rounds, round));
+    }
+    std::vector<RowResult> results;
+    for (auto& m : ms) {
+      results.push_back(finish(m));
+      results.back().row = i;
     }
     // Ratio: the first backend's bandwidth over each one's (time for barrier).
     for (auto& r : results) {
@@ -80,7 +91,7 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
   }
 }
 
-RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_place) {
+Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan::Row& row, bool in_place) {
   const int n = ctx_.nranks;
   const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n);
   const size_t es = dtype_size(row.dtype);
@@ -95,12 +106,14 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
       default: sendp = recvp;
     }
   }
-  CollectiveArgs args{row.collective, sendp, recvp, rc.count, row.dtype, row.op, std::max(root, 0)};
-  args.memory = o_.mem;
+  Measurement m;
+  m.backend = &backend;
+  m.args = CollectiveArgs{row.collective, sendp, recvp, rc.count, row.dtype, row.op, std::max(root, 0)};
+  m.args.memory = o_.mem;
   DataSpec spec{row.collective, row.dtype, row.op, o_.seed, n, std::max(root, 0)};
   Watchdog& watchdog = Watchdog::instance();
 
-  RowResult r;
+  RowResult& r = m.result;
   r.collective = row.collective;
   r.dtype = row.dtype;
   r.op = row.op;
@@ -110,37 +123,48 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
   r.backend = std::string(backend.name());
   r.in_place = in_place;
 
-  // Checking runs on fresh inputs before the timed iterations.
-  uint64_t wrong = 0;
+  // Checking runs on fresh inputs before any timed iteration.
   for (int c = 0; c < o_.check; ++c) {
     buffers_->fill_send(spec, rank_, sendp, rc.send);
     if (!in_place) buffers_->poison(recvp, rc.recv * es);
     watchdog.arm(row.collective, backend.name());
-    backend.run(args);
+    backend.run(m.args);
     backend.sync();
     watchdog.disarm();
-    wrong += buffers_->count_wrong(spec, rank_, recvp, rc.count, rc.recv);
+    m.wrong += buffers_->count_wrong(spec, rank_, recvp, rc.count, rc.recv);
   }
   r.checked = o_.check > 0;
+  m.times.reserve(static_cast<size_t>(o_.iters));
+  return m;
+}
 
-  for (int w = 0; w < o_.warmup; ++w) {
-    watchdog.arm(row.collective, backend.name());
-    backend.run(args);
+void Sweep::time_slice(Measurement& m, int warmup, int iters) {
+  Backend& backend = *m.backend;
+  Watchdog& watchdog = Watchdog::instance();
+  for (int w = 0; w < warmup; ++w) {
+    watchdog.arm(m.args.collective, backend.name());
+    backend.run(m.args);
     watchdog.disarm();
   }
   backend.sync();
   backend.barrier();
-  std::vector<double> times(static_cast<size_t>(o_.iters));
-  for (int it = 0; it < o_.iters; ++it) {
-    watchdog.arm(row.collective, backend.name());
-    times[it] = buffers_->time_us(backend, args);
+  for (int it = 0; it < iters; ++it) {
+    watchdog.arm(m.args.collective, backend.name());
+    m.times.push_back(buffers_->time_us(backend, m.args));
     watchdog.disarm();
   }
-  r.algorithm = backend.algorithm();
+  m.result.algorithm = backend.algorithm();  // the backend's last call was ours
+}
+
+RowResult Sweep::finish(Measurement& m) {
+  const int n = ctx_.nranks;
+  std::vector<double>& times = m.times;
+  RowResult r = std::move(m.result);
+  uint64_t wrong = m.wrong;
   r.iterations = static_cast<uint64_t>(o_.iters);
 
   // Across ranks: the iteration ends when its slowest rank does.
-  double mine = std::accumulate(times.begin(), times.end(), 0.0) / o_.iters;
+  double mine = times.empty() ? 0 : std::accumulate(times.begin(), times.end(), 0.0) / times.size();
   // Bookkeeping goes over our own engine, so it works under any bootstrap.
   std::vector<double> all(n);
   comm_.allgather(&mine, all.data(), 1, DataType::Float64);
@@ -165,8 +189,8 @@ RowResult Sweep::measure(Backend& backend, const SweepPlan::Row& row, bool in_pl
   r.wrong = wrong;
 
   if (r.time_us > 0) {
-    r.algbw_gbps = static_cast<double>(rc.bytes) / 1e3 / r.time_us;  // bytes/us / 1e3 = GB/s
-    r.busbw_gbps = r.algbw_gbps * bus_factor(row.collective, n);
+    r.algbw_gbps = static_cast<double>(r.bytes) / 1e3 / r.time_us;  // bytes/us / 1e3 = GB/s
+    r.busbw_gbps = r.algbw_gbps * bus_factor(r.collective, n);
   }
   return r;
 }

@@ -1,5 +1,9 @@
 // The sweep: every (collective, dtype, op, size) row, every backend
-// interleaved on the same buffers, out-of-place and in-place.
+// interleaved on the same buffers, out-of-place and in-place. Within a row
+// the timed iterations run in rounds that alternate between the backends
+// and placements, each slice after its own warm-up, so that drift on a busy
+// machine (and whatever the first runner warms up for the next) lands on
+// all of them alike.
 #pragma once
 
 #include <functional>
@@ -37,7 +41,17 @@ class Sweep {
   void run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row);
 
  private:
-  RowResult measure(Backend& backend, const SweepPlan::Row& row, bool in_place);
+  // One backend and placement of a row, while its rounds run.
+  struct Measurement {
+    Backend* backend = nullptr;
+    CollectiveArgs args;
+    RowResult result;
+    uint64_t wrong = 0;
+    std::vector<double> times;  // per timed iteration, this rank
+  };
+  Measurement start(Backend& backend, const SweepPlan::Row& row, bool in_place);
+  void time_slice(Measurement& m, int warmup, int iters);
+  RowResult finish(Measurement& m);
 
   const BenchOptions& o_;
   const RunContext& ctx_;

@@ -98,6 +98,20 @@ TEST(Selector, SingleCopyAllreduceNeedsDedicatedCores) {
   set_oversubscribed(false);
 }
 
+TEST(Selector, SingleCopyCrossoversDependOnCores) {
+  Selector s(default_rules());
+  set_oversubscribed(false);
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 128 << 10).front(), "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 256 << 10).front(), "cma");
+  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 512 << 10).front(), "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 1 << 20).front(), "cma");
+  set_oversubscribed(true);
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 2 << 20).front(), "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 4 << 20).front(), "cma");
+  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 1 << 20).front(), "cma");
+  set_oversubscribed(false);
+}
+
 TEST(Selector, EnvironmentForcesTheCallersCollectiveOnly) {
   // SMDDP_ALGORITHM_ALLREDUCE=hierarchical must not force the cross-node
   // allreduce that hierarchical itself runs (it would decline there).

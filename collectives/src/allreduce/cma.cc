@@ -43,6 +43,9 @@ void allreduce_cma(Context& ctx, const Group&, const Call& call) {
   char* reduced = scratch + n * chunk * es;
   std::vector<const void*> srcs(n);
   const size_t base = slices.offset(me);
+  // Reduce straight into the output unless it is streamed (large outputs
+  // skip the cache) or would alias a source other than the first.
+  const bool direct = call.count * es < kStreamingOutputBytes && (call.send != call.recv || me == 0);
   for (size_t off = 0; off < slices.length(me); off += chunk) {
     const size_t c = std::min(chunk, slices.length(me) - off);
     const size_t at_bytes = (base + off) * es;
@@ -55,8 +58,13 @@ void allreduce_cma(Context& ctx, const Group&, const Call& call) {
       cma::read(ctx, p, tmp, at(s.exposed(p), at_bytes), c * es);
       srcs[p] = tmp;
     }
-    reduce(reduced, srcs.data(), n, c, call.dtype, call.op);
-    copy_out(at(call.recv, at_bytes), reduced, c * es, call.count * es);
+    void* out = at(call.recv, at_bytes);
+    if (direct) {
+      reduce(out, srcs.data(), n, c, call.dtype, call.op);
+    } else {
+      reduce(reduced, srcs.data(), n, c, call.dtype, call.op);
+      copy_out(out, reduced, c * es, call.count * es);
+    }
   }
   s.finish();
 
