@@ -9,7 +9,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build=${1:-$SMDDP_BUILD_DIR}
 bench="$build/bench/smddp-bench"
 maxbytes=${SMDDP_PERF_MAXBYTES:-256M}
-iters=${SMDDP_PERF_ITERS:-10}
+iters=${SMDDP_PERF_ITERS:-20}
 
 # table NP COLLECTIVE [extra smddp-bench args...]
 table() {

@@ -92,8 +92,11 @@ TEST(Selector, SingleCopyAllreduceNeedsDedicatedCores) {
   Selector s(default_rules());
   set_oversubscribed(false);
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front(), "cma");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 1 << 20).front(), "cma");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 512 << 10).front(), "shm_direct");
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 64 << 10).front(), "shm_direct");
   set_oversubscribed(true);
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 1 << 20).front(), "shm_direct");
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front(), "shm_direct");
   set_oversubscribed(false);
 }

@@ -30,11 +30,13 @@ struct DefaultRule {
 // The default choices. Rows are tried top-down; the first row of the
 // collective and scope whose max_bytes covers the call gives the order.
 constexpr DefaultRule kDefaults[] = {
-    // Single-copy allreduce pays off when every rank has its core (2 ranks,
-    // 8 MiB: 9.0 GB/s against 4.0 staged); with ranks sharing cores its two
-    // long phases lose to the staged pipeline up to ~64 MiB.
-    {Collective::AllReduce, Scope::SingleNode, kStagedUpTo, "shm_direct,halving_doubling,ring"},
+    // Single-copy allreduce pays off from 1 MiB when every rank has its core
+    // (2 ranks, 8 MiB: 9.0 GB/s against 4.0 staged; 1 MiB: 140 us against
+    // 182); with ranks sharing cores its two long phases lose to the staged
+    // pipeline up to ~64 MiB.
+    {Collective::AllReduce, Scope::SingleNode, kStagedUpTo / 2, "shm_direct,halving_doubling,ring"},
     {Collective::AllReduce, Scope::SingleNode, kAny, "cma,shm_direct,halving_doubling,ring", true},
+    {Collective::AllReduce, Scope::SingleNode, kStagedUpTo, "shm_direct,halving_doubling,ring"},
     {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring"},
     // Across hosts (docs/performance.md): small vectors go
     // hierarchical (shm inside the node, one log2(M) exchange between nodes),
