@@ -68,7 +68,8 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
     // is preceded by warm-up: the full count before the first, one after.
     const int rounds = ms.size() > 1 ? std::max(1, std::min(kRounds, o_.iters)) : 1;
     for (int round = 0; round < rounds; ++round) {
-      for (auto& m : ms) time_slice(m, round == 0 ? o_.warmup : std::min(o_.warmup, 1), slice_iters(o_.iters, rounds, round));
+      const int warmup = round == 0 ? o_.warmup : std::min(o_.warmup, 1);
+      for (auto& m : ms) time_slice(m, warmup, slice_iters(o_.iters, rounds, round));
     }
     std::vector<RowResult> results;
     for (auto& m : ms) {

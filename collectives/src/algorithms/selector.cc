@@ -14,9 +14,9 @@ namespace {
 constexpr size_t kAny = std::numeric_limits<size_t>::max();
 constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound above
 constexpr size_t kShardedUpTo = 1024 * 1024;  // sharded allreduce across nodes up to here
-// Single-copy (cma) algorithms inside a node above this: below, their extra
-// synchronisation costs more than the copy they save when ranks share
-// cores (docs/performance.md).
+// Around here single-copy (cma) algorithms inside a node start to win:
+// below, their extra synchronisation costs more than the copy they save.
+// Each collective's rows below place its own crossover (docs/performance.md).
 constexpr size_t kStagedUpTo = 1024 * 1024;
 
 struct DefaultRule {
