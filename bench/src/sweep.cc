@@ -12,6 +12,7 @@ namespace {
 
 constexpr double kStragglerFactor = 1.10;  // slower than the median rank by 10%
 constexpr int kRounds = 4;                 // timed slices per measurement when comparing
+constexpr int kStartupCalls = 100;         // tiny calls per backend before the first row
 
 // Iterations of slice `round` of `rounds`: the first iters % rounds get one more.
 int slice_iters(int iters, int rounds, int round) { return iters / rounds + (round < iters % rounds ? 1 : 0); }
@@ -44,15 +45,16 @@ Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
 void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row) {
   // Sizes plus slack, in the memory --mem names.
   buffers_ = SweepBuffers::create(o_.mem, plan.max_send_bytes + 64, plan.max_recv_bytes + 64);
-  // One call per backend before the first row: connection setup and lazy
-  // initialisation belong to no row. It is the first row's collective, which
-  // a forced --algorithm can run (it may exist for that collective only).
+  // Calls per backend before the first row: connection setup, lazy
+  // initialisation and a freshly started process's first slow calls belong
+  // to no row. It is the first row's collective, which a forced --algorithm
+  // can run (it may exist for that collective only).
   const Collective first = plan.rows.empty() ? Collective::AllReduce : plan.rows.front().collective;
   for (auto& backend : backends_) {
     CollectiveArgs warm{first, buffers_->send(), buffers_->recv(), first == Collective::Barrier ? 0u : 1u,
                         DataType::Float32, ReduceOp::Sum, 0};
     warm.memory = o_.mem;
-    backend->run(warm);
+    for (int i = 0; i < kStartupCalls; ++i) backend->run(warm);
     backend->sync();
     backend->barrier();
   }

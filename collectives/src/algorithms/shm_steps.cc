@@ -1,5 +1,7 @@
 #include "algorithms/shm_steps.h"
 
+#include <algorithm>
+
 #include "core/wait.h"
 
 namespace smddp {
@@ -33,12 +35,25 @@ void ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const WaitS
   }
 }
 
-int ShmSteps::begin(const WaitScope& scope) {
+int ShmSteps::begin(const WaitScope& scope, size_t lane_bytes) {
   ++step_;
-  buffer_ = static_cast<int>(step_ % 2);
-  if (step_ > 2) {
+  uint64_t depth = 2;  // steps that may be in flight on distinct regions
+  if (lane_bytes == 0) {
+    buffer_ = static_cast<int>(step_ % 2);
+    lane_offset_ = 0;
+  } else {
+    // Lanes span both stage buffers, which are contiguous (shm_segment.cc).
+    depth = std::min<uint64_t>(kMaxLanes, 2 * slot_bytes() / lane_bytes);
+    buffer_ = 0;
+    lane_offset_ = static_cast<size_t>(step_ % depth) * lane_bytes;
+  }
+  // Our region was last used `depth` steps ago; after a change of layout,
+  // any earlier step may overlap it.
+  const uint64_t lag = lane_bytes == lane_bytes_ ? depth : 1;
+  lane_bytes_ = lane_bytes;
+  if (step_ > lag) {
     for (int p = 0; p < n_; ++p) {
-      if (p != me_) wait_for(Counter::Done, p, step_ - 2, scope);
+      if (p != me_) wait_for(Counter::Done, p, step_ - lag, scope);
     }
   }
   return buffer_;

@@ -10,6 +10,13 @@
 //   finish()         we are done reading peers' buffers of step k
 // Double buffering lets a fast rank stage step k+1 while slow ones still
 // read step k. All local ranks run the same sequence of steps.
+//
+// Small payloads may use lanes instead: begin(scope, lane_bytes) cuts our
+// two stage buffers into up to kMaxLanes lanes and step k uses lane
+// k % lanes, so a rank may run that many steps ahead of slow readers (a
+// broadcast root need not wait for readers to be scheduled). Switching
+// between lanes and whole buffers waits until peers are done with every
+// earlier step, since the regions overlap.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +35,12 @@ class ShmSteps {
   int size() const { return n_; }
   int me() const { return me_; }
 
-  int begin(const WaitScope& scope);
-  char* stage(int local) { return seg_.stage(local, buffer_); }
+  static constexpr uint64_t kMaxLanes = 64;
+
+  // lane_bytes 0: a whole stage buffer; else a lane of that many bytes
+  // (at most slot_bytes()).
+  int begin(const WaitScope& scope, size_t lane_bytes = 0);
+  char* stage(int local) { return seg_.stage(local, buffer_) + lane_offset_; }
   char* result(int local) { return seg_.result(local, buffer_); }
 
   void post();
@@ -61,6 +72,8 @@ class ShmSteps {
   int me_ = 0;
   uint64_t step_ = 0;
   int buffer_ = 0;
+  size_t lane_offset_ = 0;  // into our stage buffers, lane steps only
+  size_t lane_bytes_ = 0;   // of the previous step; 0: whole buffers
 };
 
 }  // namespace smddp
