@@ -169,12 +169,13 @@ Scope scope_of(const Context& ctx, const Group& g) {
   return ctx.topo.num_nodes > 1 ? Scope::MultiNode : Scope::SingleNode;
 }
 
-std::vector<std::string> Selector::candidates(Collective c, Scope scope, size_t bytes) const {
+const std::vector<std::string>& Selector::candidates(Collective c, Scope scope, size_t bytes) const {
+  static const std::vector<std::string> kNone;
   for (const auto& r : rules_) {
     if (r.dedicated_cores && oversubscribed()) continue;
     if (r.collective == c && r.scope == scope && bytes <= r.max_bytes) return r.candidates;
   }
-  return {};
+  return kNone;
 }
 
 const Algorithm& Selector::choose(const Context& ctx, const Group& g, const Call& call,

@@ -40,7 +40,8 @@ class Selector {
   const Algorithm& choose(const Context& ctx, const Group& g, const Call& call,
                           std::string_view forced) const;
   // The candidate names for a call, in order (for tests and --list).
-  std::vector<std::string> candidates(Collective c, Scope scope, size_t bytes) const;
+  // Per call: a reference into the rules, no copy.
+  const std::vector<std::string>& candidates(Collective c, Scope scope, size_t bytes) const;
 
  private:
   std::vector<SelectionRule> rules_;

@@ -7,7 +7,12 @@
 namespace smddp {
 
 ShmSteps::ShmSteps(ShmSegment& segment, Router& router, const Topology& topo)
-    : seg_(segment), router_(router), topo_(topo), n_(topo.local_size), me_(topo.local_rank) {}
+    : seg_(segment),
+      router_(router),
+      topo_(topo),
+      n_(topo.local_size),
+      me_(topo.local_rank),
+      seen_done_(static_cast<size_t>(topo.local_size), 0) {}
 
 std::atomic<uint64_t>& ShmSteps::counter(Counter which, int local) {
   RankControl& c = seg_.control(local);
@@ -21,18 +26,20 @@ std::atomic<uint64_t>& ShmSteps::counter(Counter which, int local) {
   }
 }
 
-void ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const WaitScope& scope) {
+uint64_t ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const WaitScope& scope) {
   std::atomic<uint64_t>& c = counter(which, local);
-  if (c.load(std::memory_order_acquire) >= at_least) return;
+  if (uint64_t v = c.load(std::memory_order_acquire); v >= at_least) return v;
   const int peer = topo_.node_ranks[topo_.node][local];
   Backoff backoff;
-  while (c.load(std::memory_order_acquire) < at_least) {
+  uint64_t v;
+  while ((v = c.load(std::memory_order_acquire)) < at_least) {
     router_.progress_network();
     if (backoff.pause()) {
       router_.check_peer(peer, scope);
       if (scope.deadline.expired()) router_.timed_out(scope, peer, "waiting in shared memory for");
     }
   }
+  return v;
 }
 
 int ShmSteps::begin(const WaitScope& scope, size_t lane_bytes) {
@@ -52,8 +59,10 @@ int ShmSteps::begin(const WaitScope& scope, size_t lane_bytes) {
   const uint64_t lag = lane_bytes == lane_bytes_ ? depth : 1;
   lane_bytes_ = lane_bytes;
   if (step_ > lag) {
+    // A peer's counter we saw far enough ahead need not be read again: with
+    // lanes a root touches its readers' cache lines once per many calls.
     for (int p = 0; p < n_; ++p) {
-      if (p != me_) wait_for(Counter::Done, p, step_ - lag, scope);
+      if (p != me_ && seen_done_[p] < step_ - lag) seen_done_[p] = wait_for(Counter::Done, p, step_ - lag, scope);
     }
   }
   return buffer_;

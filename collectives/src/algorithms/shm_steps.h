@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "transport/bootstrap.h"
 #include "transport/router.h"
@@ -62,7 +63,8 @@ class ShmSteps {
 
  private:
   enum class Counter { Posted, Reduced, Done };
-  void wait_for(Counter which, int local, uint64_t at_least, const WaitScope& scope);
+  // Returns the counter's value, at least `at_least`.
+  uint64_t wait_for(Counter which, int local, uint64_t at_least, const WaitScope& scope);
   std::atomic<uint64_t>& counter(Counter which, int local);
 
   ShmSegment& seg_;
@@ -74,6 +76,7 @@ class ShmSteps {
   int buffer_ = 0;
   size_t lane_offset_ = 0;  // into our stage buffers, lane steps only
   size_t lane_bytes_ = 0;   // of the previous step; 0: whole buffers
+  std::vector<uint64_t> seen_done_;  // per peer: its Done counter when last read
 };
 
 }  // namespace smddp
