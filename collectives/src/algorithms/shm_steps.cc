@@ -62,7 +62,8 @@ int ShmSteps::begin(const WaitScope& scope, size_t lane_bytes) {
     // A peer's counter we saw far enough ahead need not be read again: with
     // lanes a root touches its readers' cache lines once per many calls.
     for (int p = 0; p < n_; ++p) {
-      if (p != me_ && seen_done_[p] < step_ - lag) seen_done_[p] = wait_for(Counter::Done, p, step_ - lag, scope);
+      if (p == me_ || seen_done_[p] >= step_ - lag) continue;
+      seen_done_[p] = wait_for(Counter::Done, p, step_ - lag, scope);
     }
   }
   return buffer_;

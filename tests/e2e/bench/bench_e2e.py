@@ -17,6 +17,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
+
 ARGS = None
 
 
@@ -44,29 +47,7 @@ def shm_segments():
 
 
 def bench_processes(ranks_only=True):
-    """Processes running the benchmark binary. Each rank runs in a child of a
-    supervising process with the same command line (bench/src/supervisor.h):
-    the ranks are those whose parent is one too."""
-    parents = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        if argv0 == ARGS.bench:
-            parents[int(entry)] = ppid
-    return [pid for pid, ppid in parents.items() if not ranks_only or ppid in parents]
-
-
-def launcher_rank(pid):
-    with open(f"/proc/{pid}/environ", "rb") as f:
-        env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
-    return int(env[b"OMPI_COMM_WORLD_RANK"])
+    return rank_processes.processes(ARGS.bench, ranks_only)
 
 
 def test_all_collectives():
@@ -163,7 +144,7 @@ def test_kill_rank():
         if len(pids) < 4:
             p.kill()
             fail(f"expected 4 ranks, found {pids}")
-        victim, victim_rank = pids[2], launcher_rank(pids[2])
+        victim, victim_rank = pids[2], rank_processes.launcher_rank(pids[2])
         os.kill(victim, signal.SIGKILL)
         t0 = time.time()
         try:

@@ -17,6 +17,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
+
 ARGS = None
 SKIP = 77
 
@@ -160,19 +163,7 @@ def test_nccl_kill_rank():
         deadline = time.time() + 120
         while time.time() < deadline and not (os.path.exists(out) and json.load(open(out))["rows"]):
             time.sleep(0.2)
-        # Ranks run in children of supervisors with the same command line.
-        parents = {}
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/cmdline", "rb") as f:
-                        if f.read().split(b"\0")[0].decode(errors="replace") != ARGS.bench:
-                            continue
-                    with open(f"/proc/{entry}/stat") as f:
-                        parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-                except (OSError, IndexError, ValueError):
-                    pass
-        pids = [pid for pid, ppid in parents.items() if ppid in parents]
+        pids = rank_processes.processes(ARGS.bench)
         if len(pids) < 2:
             p.kill()
             fail(f"expected 2 ranks running, found {pids}")

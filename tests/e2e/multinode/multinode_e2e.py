@@ -29,6 +29,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
+
 ARGS = None
 SKIP = 77
 
@@ -88,26 +91,14 @@ def check_namespaces_possible():
 
 
 def processes_of(binary, ranks_only=True):
-    """PIDs whose argv[0] is `binary`, with their MPI rank. smddp-bench runs
-    each rank in a child of a supervisor with the same command line
-    (bench/src/supervisor.h): ranks are those whose parent is one too."""
-    found, parents = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    """PIDs whose argv[0] is `binary`, with their MPI rank (see rank_processes)."""
+    found = {}
+    for pid in rank_processes.processes(binary, ranks_only):
         try:
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
-            if argv0 != binary:
-                continue
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
-            with open(f"/proc/{entry}/stat") as f:
-                parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            found[int(entry)] = int(env.get(b"OMPI_COMM_WORLD_RANK", b"-1"))
-        except (OSError, ValueError, IndexError):
+            found[pid] = rank_processes.launcher_rank(pid)
+        except (OSError, ValueError):
             continue
-    return {pid: rank for pid, rank in found.items() if not ranks_only or parents[pid] in found}
+    return found
 
 
 def shm_segments():
