@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <vector>
 
 #include "smddp/communicator.h"
@@ -28,9 +29,13 @@ size_t count_of(int i) {
   return 1 + static_cast<size_t>(i * 37 % 1024);
 }
 
-uint32_t value(int call, int root, size_t index) {
-  return static_cast<uint32_t>(call) * 2654435761u ^ static_cast<uint32_t>(root) << 24 ^
-         static_cast<uint32_t>(index);
+// Seeded per run (rank 0's clock, printed), the same on every rank.
+uint32_t value(uint64_t seed, int call, int root, size_t index) {
+  uint64_t x = seed ^ (static_cast<uint64_t>(call) << 40) ^ (static_cast<uint64_t>(root) << 32) ^ index;
+  x ^= x >> 33;  // splitmix-style finaliser: every bit of the inputs moves the value
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return static_cast<uint32_t>(x);
 }
 
 }  // namespace
@@ -42,31 +47,35 @@ int main() {
     auto comm = Communicator::create();
     const int n = comm->size();
     const int me = comm->rank();
+    uint64_t seed = static_cast<uint64_t>(std::time(nullptr));
+    comm->broadcast(&seed, &seed, 1, DataType::Uint64, 0);
     std::vector<uint32_t> send(kLarge), recv(kLarge);
     for (int i = 0; i < kCalls; ++i) {
       const size_t count = count_of(i);
       if (i % kPhase == kPhase - 1) {
-        for (size_t k = 0; k < count; ++k) send[k] = value(i, me, k);
+        for (size_t k = 0; k < count; ++k) send[k] = value(seed, i, me, k);
         comm->allreduce(send.data(), recv.data(), count, DataType::Uint32, ReduceOp::Sum);
         for (size_t k = 0; k < count; ++k) {
           uint32_t want = 0;
-          for (int r = 0; r < n; ++r) want += value(i, r, k);
+          for (int r = 0; r < n; ++r) want += value(seed, i, r, k);
           wrong += recv[k] != want;
         }
         continue;
       }
       const int root = i / kPhase % n;
       if (me == root) {
-        for (size_t k = 0; k < count; ++k) send[k] = value(i, root, k);
+        for (size_t k = 0; k < count; ++k) send[k] = value(seed, i, root, k);
       } else if (i % kPhase % 50 == 10) {
         usleep(2000);  // a reader falls behind; the root must not lap it
       }
       comm->broadcast(send.data(), recv.data(), count, DataType::Uint32, root);
-      for (size_t k = 0; k < count; ++k) wrong += recv[k] != value(i, root, k);
+      for (size_t k = 0; k < count; ++k) wrong += recv[k] != value(seed, i, root, k);
     }
     comm->allreduce(&wrong, &total, 1, DataType::Uint64, ReduceOp::Sum);
-    if (me == 0) std::printf("%d calls on %d ranks: %llu wrong elements\n", kCalls, n,
-                             static_cast<unsigned long long>(total));
+    if (me == 0) {
+      std::printf("%d calls on %d ranks, seed %llu: %llu wrong elements\n", kCalls, n,
+                  static_cast<unsigned long long>(seed), static_cast<unsigned long long>(total));
+    }
   }
   return total ? 1 : 0;
 }
