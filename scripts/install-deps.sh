@@ -13,6 +13,12 @@ packages=(
   prometheus-cpp-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   prometheus prometheus-pushgateway
   python3 shellcheck iproute2 iperf3 procps curl
+  # Fuzzing (clang's libFuzzer), browser tests of reports, the chart library
+  # inlined into reports, the torch companion (gloo, CPU) and Kubernetes
+  # manifest validation.
+  clang-16 libfuzzer-16-dev
+  chromium libjs-chart.js
+  python3-torch python3-kubernetes python3-yaml
 )
 
 missing=()

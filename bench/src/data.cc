@@ -4,7 +4,6 @@
 #include <cstring>
 #include <vector>
 
-#include "smddp/reduce.h"
 
 namespace smddp::bench {
 namespace {
@@ -36,7 +35,10 @@ double input(const DataSpec& s, int rank, size_t index) {
   }
 }
 
-// Small integers and 2^k are exact in every float type: store by bits.
+// Stores `v` as the dtype holds it: integers truncated toward zero (as the
+// avg of integers is), floats rounded to nearest, ties to even. Inputs are
+// small integers and 2^k, exact everywhere; only an avg's quotient rounds.
+// Written here, not taken from the engine, so the check is independent.
 void store(void* p, size_t i, DataType t, double v) {
   char* dst = static_cast<char*>(p) + i * dtype_size(t);
   switch (t) {
@@ -52,11 +54,12 @@ void store(void* p, size_t i, DataType t, double v) {
       float f = static_cast<float>(v);
       uint32_t b;
       std::memcpy(&b, &f, 4);
-      uint16_t h = static_cast<uint16_t>(b >> 16);  // exact for these values
+      uint16_t h = static_cast<uint16_t>((b + 0x7fff + ((b >> 16) & 1)) >> 16);  // the top 16 bits, rounded
       std::memcpy(dst, &h, 2);
       break;
     }
     case DataType::Float16: {
+      // Normal halves only: the values here are 0 or at least 1/nranks.
       float f = static_cast<float>(v);
       uint32_t b;
       std::memcpy(&b, &f, 4);
@@ -64,6 +67,8 @@ void store(void* p, size_t i, DataType t, double v) {
       if ((b & 0x7fffffff) != 0) {
         int e = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
         h = static_cast<uint16_t>(h | (e << 10) | ((b >> 13) & 0x3ff));
+        const uint32_t rest = b & 0x1fff;  // the 13 bits dropped
+        if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;  // a carry moves into the exponent, as it should
       }
       std::memcpy(dst, &h, 2);
       break;
@@ -71,7 +76,8 @@ void store(void* p, size_t i, DataType t, double v) {
   }
 }
 
-// The exact reduction of element `index` over all ranks, before any avg.
+// The exact reduction of element `index` over all ranks; an avg's exact
+// quotient, which store() rounds as the dtype does.
 double combined(const DataSpec& s, size_t index) {
   double acc = input(s, 0, index);
   for (int r = 1; r < s.nranks; ++r) {
@@ -83,7 +89,7 @@ double combined(const DataSpec& s, size_t index) {
       default: acc += x;
     }
   }
-  return acc;
+  return s.op == ReduceOp::Avg ? acc / s.nranks : acc;
 }
 
 // Compares `count` outputs at `out` with value(first + i).
@@ -96,9 +102,6 @@ size_t compare(const DataSpec& s, const void* out, size_t first, size_t count, V
   for (size_t base = 0; base < count; base += kBlock) {
     size_t n = std::min(kBlock, count - base);
     for (size_t i = 0; i < n; ++i) store(expected.data(), i, s.dtype, value(first + base + i));
-    if (s.op == ReduceOp::Avg && collective_reduces(s.collective)) {
-      divide(expected.data(), n, s.dtype, s.nranks);  // the same single rounding
-    }
     const char* got = static_cast<const char*>(out) + base * es;
     if (std::memcmp(got, expected.data(), n * es) == 0) continue;
     for (size_t i = 0; i < n; ++i) wrong += std::memcmp(got + i * es, expected.data() + i * es, es) != 0;

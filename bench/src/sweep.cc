@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "barrier_check.h"
 #include "collective_spec.h"
 #include "data.h"
 #include "watchdog.h"
@@ -13,6 +14,7 @@ namespace {
 constexpr double kStragglerFactor = 1.10;  // slower than the median rank by 10%
 constexpr int kRounds = 4;                 // timed slices per measurement when comparing
 constexpr int kStartupCalls = 100;         // tiny calls per backend before the first row
+constexpr int kBarrierCheckRounds = 20;    // barriers per check, each entered after a random delay
 
 // Iterations of slice `round` of `rounds`: the first iters % rounds get one more.
 int slice_iters(int iters, int rounds, int round) { return iters / rounds + (round < iters % rounds ? 1 : 0); }
@@ -126,8 +128,17 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan::Row& row, boo
   r.backend = std::string(backend.name());
   r.in_place = in_place;
 
-  // Checking runs on fresh inputs before any timed iteration.
-  for (int c = 0; c < o_.check; ++c) {
+  // Checking runs on fresh inputs before any timed iteration. A barrier
+  // has no data: its check is that nobody leaves before all arrived.
+  for (int c = 0; c < o_.check && row.collective == Collective::Barrier; ++c) {
+    watchdog.arm(row.collective, backend.name());
+    m.wrong += check_barrier(comm_, ctx_.hosts, o_.seed + static_cast<uint64_t>(c), kBarrierCheckRounds, [&] {
+      backend.run(m.args);
+      backend.sync();
+    });
+    watchdog.disarm();
+  }
+  for (int c = 0; c < o_.check && row.collective != Collective::Barrier; ++c) {
     buffers_->fill_send(spec, rank_, sendp, rc.send);
     if (!in_place) buffers_->poison(recvp, rc.recv * es);
     watchdog.arm(row.collective, backend.name());

@@ -1,24 +1,31 @@
 // Every collective x algorithm x dtype x op x count x placement against the
 // reference, on whatever rank count mpirun (or a torchrun-style launcher:
-// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) gives. Algorithms that decline
-// the topology (e.g. shm_direct across virtual nodes) are listed as
-// declined; at least one algorithm of each collective must run. Exit 0 only
-// when every element of every call matched. The bookkeeping (seed, failure
-// counts) goes through the Communicator, so no MPI is needed; each rank
-// also exits 1 on its own wrong elements, so a broken allreduce cannot hide
-// failures.
+// RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT) gives. Every host-memory
+// algorithm must run, except those the topology's test names with
+// --expect-declined (e.g. shm_direct across virtual nodes): an unexpected
+// decline, or an expected one that ran, is a failure, and every decline is
+// printed with its reason. Barriers are checked with tokens in a shared
+// file (barrier_probe.h). The verdict never goes through the engine under
+// test: each rank exits 1 on its own failures, and the summary's totals
+// come from MPI_Allreduce when MPI is up (under the TCP store each rank
+// reports its own).
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "barrier_probe.h"
 #include "reference.h"
 #include "smddp/algorithms.h"
 #include "smddp/communicator.h"
@@ -28,31 +35,71 @@ using namespace smddp;
 
 namespace {
 
+constexpr int kBarrierRounds = 40;
+
 struct Options {
   std::vector<size_t> counts{0, 1, 7, 1000003};
   uint64_t seed = 0;
-  std::set<std::string> only;  // --collectives a,b: run just these
+  std::set<std::string> only;               // --collectives a,b: run just these
+  std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
 
+std::set<std::string> split(const std::string& list) {
+  std::set<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.insert(item);
+  }
+  return out;
+}
+
+// The seed: --seed, else SMDDP_TEST_SEED, else rank 0's clock (printed, so
+// a failure replays with --seed).
 Options parse(int argc, char** argv) {
   Options o;
-  o.seed = 0x5eed0000ULL + static_cast<uint64_t>(std::time(nullptr) % 100000);
+  const char* env_seed = std::getenv("SMDDP_TEST_SEED");
+  o.seed = env_seed && *env_seed ? std::stoull(env_seed)
+                                 : 0x5eed0000ULL + static_cast<uint64_t>(std::time(nullptr) % 100000);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--counts" && i + 1 < argc) {
       o.counts.clear();
-      std::stringstream ss(argv[++i]);
-      std::string c;
-      while (std::getline(ss, c, ',')) o.counts.push_back(std::stoull(c));
+      for (const std::string& c : split(argv[++i])) o.counts.push_back(std::stoull(c));
+      std::sort(o.counts.begin(), o.counts.end());
     } else if (a == "--collectives" && i + 1 < argc) {
-      std::stringstream ss(argv[++i]);
-      std::string c;
-      while (std::getline(ss, c, ',')) o.only.insert(c);
+      o.only = split(argv[++i]);
+    } else if (a == "--expect-declined" && i + 1 < argc) {
+      o.expect_declined = split(argv[++i]);
     } else if (a == "--seed" && i + 1 < argc) {
       o.seed = std::stoull(argv[++i]);
+    } else {
+      std::fprintf(stderr, "mpi_collectives_test: unknown argument '%s'\n", a.c_str());
+      std::exit(64);
     }
   }
   return o;
+}
+
+bool algorithm_exists_key(const std::string& key) {
+  for (const AlgorithmInfo& a : list_algorithms()) {
+    if (key == std::string(to_string(a.collective)) + "/" + std::string(a.name)) return true;
+  }
+  return false;
+}
+
+bool mpi_up() {
+  int up = 0;
+  MPI_Initialized(&up);
+  return up != 0;
+}
+
+// Sums a count over the ranks with MPI itself when it is up, never with the
+// engine under test; without MPI (TCP store) each rank has only its own.
+uint64_t total_over_ranks(uint64_t mine) {
+  if (!mpi_up()) return mine;
+  uint64_t total = 0;
+  MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
 }
 
 struct Case {
@@ -75,10 +122,13 @@ std::string describe(const Case& c, uint64_t seed) {
 
 class Runner {
  public:
-  Runner(Communicator& comm, uint64_t seed) : comm_(comm), seed_(seed) {}
+  Runner(Communicator& comm, uint64_t seed, test::BarrierProbe& probe)
+      : comm_(comm), seed_(seed), probe_(probe), delays_(seed ^ (0x100000001b3ULL * (comm.rank() + 1))) {}
 
-  // Returns the number of wrong elements on this rank; throws UsageError on decline.
+  // Returns the number of wrong elements on this rank (for a barrier: the
+  // ranks found missing after it); throws UsageError on decline.
   size_t run(const Case& c) {
+    if (c.coll == Collective::Barrier) return run_barrier(c);
     const int n = comm_.size(), me = comm_.rank();
     const size_t es = dtype_size(c.dtype);
     BufferCounts bc = buffer_counts(c.coll, c.count, n);
@@ -124,6 +174,21 @@ class Runner {
   }
 
  private:
+  // kBarrierRounds barriers, each entered after a random delay of up to
+  // 2 ms; after each, every rank must have announced its arrival.
+  size_t run_barrier(const Case& c) {
+    size_t missing = 0;
+    CollectiveArgs args{Collective::Barrier, nullptr, nullptr, 0, c.dtype, c.op, 0};
+    for (int i = 0; i < kBarrierRounds; ++i) {
+      const uint64_t round = ++barrier_round_;
+      usleep(static_cast<useconds_t>(delays_() % 2000));
+      probe_.arrive(round);
+      comm_.run(args, CallOptions{c.algorithm});
+      missing += probe_.missing(round);
+    }
+    return missing;
+  }
+
   // Inputs are generated once per (dtype, op, count) and copied after.
   void fill_input_to(void* p, int rank, size_t first, size_t count, const Case& c) {
     reset_caches(c);
@@ -152,7 +217,7 @@ class Runner {
       return test::matches_input(out, i, c.dtype, seed_, rank, index, c.op);
     };
     auto reduced_ok = [&](size_t i, size_t index) {
-      return test::matches_reduction(out, i, c.dtype, c.op, n, expected(c, index));
+      return test::matches_reduction(out, i, c.dtype, expected(c, index));
     };
     switch (c.coll) {
       case Collective::AllReduce:
@@ -202,6 +267,9 @@ class Runner {
 
   Communicator& comm_;
   uint64_t seed_;
+  test::BarrierProbe& probe_;
+  std::mt19937_64 delays_;
+  uint64_t barrier_round_ = 0;
   DataType cached_dtype_ = DataType::Uint8;
   ReduceOp cached_op_ = ReduceOp::Sum;
   std::vector<test::Expected> cache_;
@@ -214,19 +282,27 @@ class Runner {
 
 int main(int argc, char** argv) {
   Options opt = parse(argc, argv);
-  int failures = 0;
-  size_t wrong_here = 0;
+  uint64_t failures = 0;  // cases on this rank with a wrong element, and decline surprises
   {
     auto comm = Communicator::create();  // initialises MPI when mpirun started us
+    const int n = comm->size(), me = comm->rank();
+    // The seed travels through the engine; a broken broadcast shows as
+    // wrong elements everywhere, not as a pass.
     comm->broadcast(&opt.seed, &opt.seed, 1, DataType::Uint64, 0);
-    const int n = comm->size();
-    Runner runner(*comm, opt.seed);
+    const std::string job = test::BarrierProbe::job_id();
+    if (job.empty()) {
+      std::fprintf(stderr, "mpi_collectives_test: no job id (PMIX_NAMESPACE or MASTER_ADDR/MASTER_PORT)\n");
+      return 64;
+    }
+    test::BarrierProbe probe(job + "-" + std::to_string(opt.seed), opt.seed, me, n);
+    Runner runner(*comm, opt.seed, probe);
     size_t cases = 0;
     std::set<std::string> ran, declined;
+    auto wanted = [&](Collective c) { return opt.only.empty() || opt.only.count(std::string(to_string(c))); };
     // Algorithms innermost, so the reference of one (dtype, op, count) is
     // computed once and shared by every algorithm and placement.
     for (Collective coll : all_collectives()) {
-      if (!opt.only.empty() && !opt.only.count(std::string(to_string(coll)))) continue;
+      if (!wanted(coll)) continue;
       const bool reduces = collective_reduces(coll);
       std::vector<DataType> dtypes(all_dtypes().begin(), all_dtypes().end());
       std::vector<ReduceOp> ops = reduces ? std::vector<ReduceOp>(all_ops().begin(), all_ops().end())
@@ -237,9 +313,11 @@ int main(int argc, char** argv) {
         for (DataType dt : dtypes) {
           for (ReduceOp op : ops) {
             for (const AlgorithmInfo& algo : list_algorithms()) {
+              // Device-memory algorithms (cuda_staged) have their own tests.
+              if (algo.collective != coll || !algo.host_memory) continue;
               const std::string key = std::string(to_string(coll)) + "/" + std::string(algo.name);
-              if (algo.collective != coll || declined.count(key)) continue;
-              for (bool in_place : {false, true}) {
+              if (declined.count(key)) continue;
+              for (bool in_place : coll == Collective::Barrier ? std::vector<bool>{false} : std::vector<bool>{false, true}) {
                 for (int root : roots) {
                   Case c{coll, std::string(algo.name), dt, op, count, in_place, root};
                   size_t wrong = 0;
@@ -247,26 +325,25 @@ int main(int argc, char** argv) {
                     wrong = runner.run(c);
                   } catch (const UsageError& e) {
                     // The same on every rank: it depends on the topology only.
-                    if (declined.insert(key).second && comm->rank() == 0) {
-                      std::printf("declined: %s: %s\n", key.c_str(), e.what());
+                    declined.insert(key);
+                    const bool expected = opt.expect_declined.count(key) > 0;
+                    failures += !expected;
+                    if (me == 0) {
+                      std::printf("%s: %s: %s\n", expected ? "declined" : "FAIL: declined unexpectedly", key.c_str(),
+                                  e.what());
                     }
                     break;
                   } catch (const Error& e) {
                     // A timeout or lost peer: name the case, the seed reproduces it.
-                    std::fprintf(stderr, "rank %d: %s: %s\n", comm->rank(), describe(c, opt.seed).c_str(), e.what());
+                    std::fprintf(stderr, "rank %d: %s: %s\n", me, describe(c, opt.seed).c_str(), e.what());
                     std::exit(1);
                   }
                   ++cases;
-                  ran.insert(std::string(to_string(coll)));
-                  wrong_here += wrong;
-                  uint64_t total = wrong;
-                  comm->allreduce(&total, &total, 1, DataType::Uint64, ReduceOp::Sum);
-                  if (total) {
+                  ran.insert(key);
+                  if (wrong) {
                     ++failures;
-                    if (comm->rank() == 0) {
-                      std::printf("FAIL: %s: %llu wrong elements\n", describe(c, opt.seed).c_str(),
-                                  static_cast<unsigned long long>(total));
-                    }
+                    std::printf("FAIL: rank %d: %s: %zu wrong %s\n", me, describe(c, opt.seed).c_str(), wrong,
+                                coll == Collective::Barrier ? "arrivals" : "elements");
                   }
                 }
                 if (declined.count(key)) break;
@@ -276,21 +353,31 @@ int main(int argc, char** argv) {
         }
       }
     }
-    for (Collective c : all_collectives()) {
-      if (!opt.only.empty() && !opt.only.count(std::string(to_string(c)))) continue;
-      if (!ran.count(std::string(to_string(c)))) {
+    for (const AlgorithmInfo& algo : list_algorithms()) {
+      const std::string key = std::string(to_string(algo.collective)) + "/" + std::string(algo.name);
+      if (!wanted(algo.collective) || !algo.host_memory || !opt.expect_declined.count(key) || declined.count(key)) {
+        continue;
+      }
+      ++failures;
+      if (me == 0) std::printf("FAIL: %s was expected to decline on this topology but ran\n", key.c_str());
+    }
+    for (const std::string& key : opt.expect_declined) {
+      if (!algorithm_exists_key(key)) {
         ++failures;
-        if (comm->rank() == 0) std::printf("FAIL: no algorithm ran %s\n", std::string(to_string(c)).c_str());
+        if (me == 0) std::printf("FAIL: --expect-declined names no algorithm '%s'\n", key.c_str());
       }
     }
-    if (comm->rank() == 0) {
-      std::printf("%d ranks (%d nodes): %zu cases, %zu algorithms declined, %d failed, seed %llu\n", n,
-                  comm->num_nodes(), cases, declined.size(), failures,
+    // Every rank leaves the probe's file only after the last barrier round.
+    comm->barrier();
+    if (me == 0) probe.remove();
+    const uint64_t failed = total_over_ranks(failures);
+    if (me == 0) {
+      std::printf("%d ranks (%d nodes): %zu cases, %zu algorithms ran, %zu declined, %llu failed%s, seed %llu\n", n,
+                  comm->num_nodes(), cases, ran.size(), declined.size(), static_cast<unsigned long long>(failed),
+                  mpi_up() || n == 1 ? "" : " on this rank",
                   static_cast<unsigned long long>(opt.seed));
     }
   }
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) MPI_Finalize();
-  return failures || wrong_here ? 1 : 0;
+  if (mpi_up()) MPI_Finalize();
+  return failures ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 #include "reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -48,6 +49,16 @@ float bf16_to_float(uint16_t h) {
   float f;
   std::memcpy(&f, &b, 4);
   return f;
+}
+
+// Significand bits, the implicit one included.
+int significand_bits(DataType t) {
+  switch (t) {
+    case DataType::Float16: return 11;
+    case DataType::Bfloat16: return 8;
+    case DataType::Float32: return 24;
+    default: return 53;
+  }
 }
 
 uint64_t dtype_mask(DataType t) {
@@ -147,9 +158,11 @@ uint64_t read_bits(const void* buf, size_t i, DataType dtype) {
 Expected reduce_reference(uint64_t seed, int nranks, size_t index, DataType dtype, ReduceOp op) {
   Expected e;
   if (dtype_is_float(dtype)) {
+    double magnitude = 0, numerators = 1;  // sum of |x|; product of the k = 128x
     for (int r = 0; r < nranks; ++r) {
       double x = input_value(seed, r, index, dtype, op);
-      e.magnitude += std::fabs(x);
+      magnitude += std::fabs(x);
+      numerators *= std::fabs(x) * 128;
       if (r == 0) {
         e.value = x;
         continue;
@@ -162,7 +175,29 @@ Expected reduce_reference(uint64_t seed, int nranks, size_t index, DataType dtyp
         case ReduceOp::Max: e.value = std::max(e.value, x); break;
       }
     }
-    if (op == ReduceOp::Avg) e.value /= nranks;
+    // The bounds of the header, which they document.
+    const int p = significand_bits(dtype);
+    const double u = std::ldexp(1.0, -p);
+    const double k = nranks - 1;
+    const double gamma = k * u / (1 - k * u);
+    const double limit = std::ldexp(1.0, p);
+    switch (op) {
+      case ReduceOp::Sum:
+        e.exact = magnitude * 128 < limit;
+        e.tolerance = gamma * magnitude;
+        break;
+      case ReduceOp::Avg:
+        e.exact = magnitude * 128 < limit;
+        e.value /= nranks;
+        e.tolerance = gamma * magnitude / nranks + 2 * u * std::fabs(e.value);
+        break;
+      case ReduceOp::Prod:
+        e.exact = numerators < limit;
+        e.tolerance = gamma * std::fabs(e.value);
+        break;
+      case ReduceOp::Min:
+      case ReduceOp::Max: break;  // picks an input: always exact
+    }
     return e;
   }
   const uint64_t mask = dtype_mask(dtype);
@@ -189,18 +224,33 @@ Expected reduce_reference(uint64_t seed, int nranks, size_t index, DataType dtyp
   return e;
 }
 
-bool matches_reduction(const void* buf, size_t i, DataType dtype, ReduceOp op, int nranks,
-                       const Expected& e) {
+double round_to(DataType dtype, double v) {
+  switch (dtype) {
+    case DataType::Float64: return v;
+    case DataType::Float32: return static_cast<float>(v);
+    case DataType::Float16:
+    case DataType::Bfloat16: {
+      // Through float, as the kernels narrow: ties to even at the 16-bit
+      // format's last bit. Exact reductions are short dyadic fractions or
+      // sums over n, so the float step never lands on a 16-bit midpoint.
+      const float f = static_cast<float>(v);
+      if (f == 0) return f;
+      int exponent;
+      std::frexp(f, &exponent);
+      const int p = significand_bits(dtype);
+      const int min_exponent = dtype == DataType::Float16 ? -13 : -125;  // below: subnormal steps
+      const double step = std::ldexp(1.0, std::max(exponent, min_exponent) - p);
+      return std::nearbyint(static_cast<double>(f) / step) * step;  // default mode: ties to even
+    }
+    default: return v;
+  }
+}
+
+bool matches_reduction(const void* buf, size_t i, DataType dtype, const Expected& e) {
   if (!dtype_is_float(dtype)) return read_bits(buf, i, dtype) == e.bits;
-  double got = read_float(buf, i, dtype);
-  double eps = dtype == DataType::Float16    ? 1.0 / 1024
-               : dtype == DataType::Bfloat16 ? 1.0 / 128
-               : dtype == DataType::Float32  ? 1.2e-7
-                                             : 2.3e-16;
-  double scale = op == ReduceOp::Prod ? std::fabs(e.value) : e.magnitude;
-  if (op == ReduceOp::Avg) scale /= nranks;
-  double tol = eps * (nranks + 1) * (scale + std::fabs(e.value));
-  return std::fabs(got - e.value) <= tol;
+  const double got = read_float(buf, i, dtype);
+  if (e.exact) return got == round_to(dtype, e.value);
+  return std::fabs(got - e.value) <= e.tolerance;
 }
 
 bool matches_input(const void* buf, size_t i, DataType dtype, uint64_t seed, int rank,

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -37,7 +38,18 @@ namespace {
 
 using kernels::KernelTable;
 
-constexpr uint64_t kSeed = 0x5eedf00d2024ull;
+// A new seed every run, the same for the whole process: printed once, and
+// in every failure's trace; SMDDP_TEST_SEED=N replays a run.
+uint64_t run_seed() {
+  static const uint64_t seed = [] {
+    const char* env = std::getenv("SMDDP_TEST_SEED");
+    const uint64_t s = env && *env ? std::strtoull(env, nullptr, 0)
+                                   : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::printf("reduce_test seed %llu (SMDDP_TEST_SEED replays it)\n", static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
 constexpr int kSourceCounts[] = {1, 2, 3, 5};
 // Odd sizes reach the vector tails; 4099 and 10007 span several blocks.
 constexpr size_t kCounts[] = {0, 1, 7, 33, 1000, 4099, 10007};
@@ -270,7 +282,7 @@ void expect_same(const std::vector<typename E::Store>& want, const typename E::S
 template <typename E>
 void check_reduce(ReduceOp op) {
   using S = typename E::Store;
-  const uint64_t seed = kSeed + static_cast<uint64_t>(E::kType) * 16 + static_cast<uint64_t>(op);
+  const uint64_t seed = run_seed() + static_cast<uint64_t>(E::kType) * 16 + static_cast<uint64_t>(op);
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   const S guard = random_value<E>(rng);
@@ -314,7 +326,7 @@ void check_reduce(ReduceOp op) {
 template <typename E>
 void check_divide() {
   using S = typename E::Store;
-  const uint64_t seed = kSeed + 1000 + static_cast<uint64_t>(E::kType);
+  const uint64_t seed = run_seed() + 1000 + static_cast<uint64_t>(E::kType);
   SCOPED_TRACE("seed " + std::to_string(seed));
   std::mt19937_64 rng(seed);
   for (int divisor : {1, 2, 3, 7, 1000}) {
@@ -449,8 +461,8 @@ void check_conversions(kernels::WidenFn KernelTable::*widen_fn,
 }
 
 TEST(ReduceConversions, EveryPathMatchesReferenceAndPortableBits) {
-  SCOPED_TRACE("seed " + std::to_string(kSeed));
-  std::mt19937_64 rng(kSeed);
+  SCOPED_TRACE("seed " + std::to_string(run_seed()));
+  std::mt19937_64 rng(run_seed());
   check_conversions<F16>(&KernelTable::f16_to_float, &KernelTable::float_to_f16, f16_mags(), rng);
   check_conversions<BF16>(&KernelTable::bf16_to_float, &KernelTable::float_to_bf16, bf16_mags(),
                           rng);

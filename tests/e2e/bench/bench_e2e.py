@@ -3,7 +3,8 @@
 
 Usage: bench_e2e.py --bench PATH --mpirun PATH TEST
 Each TEST is registered in CTest on its own. Every subprocess has a time
-limit; every test asserts on values it reads back.
+limit; every test asserts on values it reads back. Checked runs take a
+random --seed, printed first; SMDDP_TEST_SEED=N replays one.
 """
 import argparse
 import glob
@@ -21,10 +22,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
 
 ARGS = None
+COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier"}
+SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 
 
 def mpirun(np, *bench_args, env=None):
-    return [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np), ARGS.bench, *bench_args]
+    return [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np), ARGS.bench, *bench_args,
+            "--seed", str(SEED)]
 
 
 def run(cmd, timeout=300, env=None, cwd=None):
@@ -36,6 +40,13 @@ def run(cmd, timeout=300, env=None, cwd=None):
 def fail(msg):
     print("FAIL:", msg)
     sys.exit(1)
+
+
+def row_bytes(collective, size, nranks, elem=4):
+    """The bytes of a row for a requested size: whole elements, and for the
+    collectives that give each rank a block, whole blocks (as nccl-tests)."""
+    unit = elem * nranks if collective in ("allgather", "alltoall", "reducescatter") else elem
+    return size // unit * unit
 
 
 def table_rows(stdout):
@@ -51,20 +62,31 @@ def bench_processes(ranks_only=True):
 
 
 def test_all_collectives():
-    """mpirun -np 4 smddp-bench all -b 8 -e 16M -f 4 -c 1: #wrong 0 everywhere."""
-    r = run(mpirun(4, "all", "-b", "8", "-e", "16M", "-f", "4", "-c", "1", "-n", "3", "-w", "1"))
-    if r.returncode != 0:
-        fail(f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    """mpirun -np 4 smddp-bench all -b 8 -e 16M -f 4 -c 1: every collective at
+    every size, in both placements, #wrong 0 everywhere."""
+    sizes = [8 << (2 * k) for k in range(12)]  # 8 B .. 32 MiB stops at 16M: 8 * 4^11 > 16M
+    sizes = [b for b in sizes if b <= 16 << 20]
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        r = run(mpirun(4, "all", "-b", "8", "-e", "16M", "-f", "4", "-c", "1", "-n", "3", "-w", "1", "-J", out))
+        if r.returncode != 0:
+            fail(f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+        doc = json.load(open(out))
     rows = table_rows(r.stdout)
-    colls = set()
     for row in rows:
         # size count type redop root | time algbw busbw #wrong | time algbw busbw #wrong | backend algorithm ratio
         if row[8] != "0" or row[12] != "0":
             fail(f"wrong values in row: {row}")
-        colls.add(row[14])
-    if len(rows) < 7 * 5:
-        fail(f"expected rows for every collective and size, got {len(rows)}")
-    print(f"{len(rows)} rows, all #wrong 0")
+    got = {(x["collective"], x["bytes"], x["placement"]) for x in doc["rows"] if x["wrong"] == 0}
+    want = {(c, row_bytes(c, b, 4), p) for c in COLLECTIVES - {"barrier"} for b in sizes
+            for p in ("out-of-place", "in-place")}
+    if not want <= got or not any(c == "barrier" for c, _, _ in got):
+        fail(f"missing checked rows: {sorted(want - got)[:10]}, barrier {'present' if got else 'absent'}")
+    if {x["collective"] for x in doc["rows"]} != COLLECTIVES:
+        fail(f"collectives in JSON: {sorted({x['collective'] for x in doc['rows']})}")
+    if len(rows) != len({(c, b) for c, b, _ in got}):
+        fail(f"{len(rows)} table rows for {len({(c, b) for c, b, _ in got})} JSON rows")
+    print(f"{len(rows)} rows of {len(COLLECTIVES)} collectives, all #wrong 0")
 
 
 def test_dtypes_ops():
@@ -250,6 +272,7 @@ def test_timeout():
         if len(pids) < 3:
             p.kill()
             fail(f"expected 3 ranks, found {pids}")
+        stopped_rank = rank_processes.launcher_rank(pids[1])
         os.kill(pids[1], signal.SIGSTOP)
         try:
             stdout, stderr = p.communicate(timeout=40)
@@ -265,8 +288,11 @@ def test_timeout():
                     pass
         if p.returncode != 3:
             fail(f"exit {p.returncode}, want 3\n{stderr}")
-        if "allreduce timed out after 3 s" not in stderr or "rank" not in stderr:
-            fail(f"timeout message lacks collective or peer:\n{stderr}")
+        # Every other rank waits on the stopped one, directly or through a
+        # neighbour: at least one message names it and its host.
+        stopped = f"rank {stopped_rank} on {socket.gethostname()}"
+        if "allreduce timed out after 3 s" not in stderr or stopped not in stderr:
+            fail(f"timeout message lacks the collective or '{stopped}':\n{stderr}")
         print([l for l in stderr.splitlines() if "timed out" in l][:2])
 
 
@@ -324,9 +350,13 @@ def test_bad_input():
 
 def test_threshold():
     """--min-busbw above anything reachable: exit 2, rows still reported."""
-    r = run(mpirun(2, "allreduce", "-b", "1M", "-e", "1M", "-n", "2", "--min-busbw", "100000"))
+    r = run(mpirun(2, "allreduce", "-b", "1M", "-e", "2M", "-n", "2", "-c", "1", "--min-busbw", "100000"))
     if r.returncode != 2 or "Below threshold" not in r.stdout:
         fail(f"exit {r.returncode}\n{r.stdout}")
+    rows = table_rows(r.stdout)
+    if [row[0] for row in rows] != [str(1 << 20), str(2 << 20)] or any(
+            row[8] != "0" or row[12] != "0" or float(row[7]) <= 0 for row in rows):
+        fail(f"rows not reported with values: {rows}")
 
 
 def test_roofline():
@@ -349,6 +379,7 @@ def test_roofline():
 
 def main():
     global ARGS
+    print(f"seed {SEED} (SMDDP_TEST_SEED={SEED} replays it)")
     parser = argparse.ArgumentParser()
     parser.add_argument("--bench", required=True)
     parser.add_argument("--mpirun", required=True)

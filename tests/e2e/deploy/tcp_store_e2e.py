@@ -5,8 +5,11 @@ Usage: tcp_store_e2e.py --bench PATH --collectives-test PATH [--netns-cluster PA
 
 Each rank is a plain process with RANK, WORLD_SIZE, LOCAL_RANK,
 LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT, as torchrun sets them. Every
-subprocess has a time limit; every test asserts on exit codes, messages and
-values. Exit 77 means skipped (CTest SKIP_RETURN_CODE).
+subprocess has a time limit (a guard against hangs, never a measurement);
+every test asserts on exit codes, messages and values. Checked runs take a
+random seed, printed first; SMDDP_TEST_SEED=N replays one. Exit 77 means
+skipped (CTest SKIP_RETURN_CODE): only without root, where namespaces
+cannot be made.
 """
 import argparse
 import os
@@ -21,6 +24,8 @@ import json
 
 ARGS = None
 SKIP = 77
+COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier"}
+SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 
 
 def fail(msg):
@@ -77,9 +82,17 @@ def table_rows(stdout):
     return [l.split() for l in stdout.splitlines() if l.strip() and not l.startswith("#")]
 
 
-def check_collectives(extra):
+def row_bytes(collective, size, nranks, elem=4):
+    """The bytes of a row for a requested size: whole elements, and for the
+    collectives that give each rank a block, whole blocks (as nccl-tests)."""
+    unit = elem * nranks if collective in ("allgather", "alltoall", "reducescatter") else elem
+    return size // unit * unit
+
+
+def check_collectives(extra, declines):
     counts = "0,1,7,100003"
-    results, took = ranks([ARGS.collectives_test, "--counts", counts], 4, extra=extra)
+    results, took = ranks([ARGS.collectives_test, "--counts", counts, "--seed", str(SEED),
+                           "--expect-declined", declines], 4, extra=extra)
     if any(rc != 0 for rc, _, _ in results):
         fail(f"collectives test failed:\n{show(results)}")
     summary = [l for l in results[0][1].splitlines() if l.startswith("4 ranks")]
@@ -90,7 +103,7 @@ def check_collectives(extra):
 
 def test_collectives_np4():
     """4 ranks on one host (shared memory) pass the whole correctness suite."""
-    line, took = check_collectives({})
+    line, took = check_collectives({}, ARGS.decline_one_node)
     if "(1 nodes)" not in line:
         fail(f"expected one node: {line}")
     print(f"{line} in {took:.1f} s")
@@ -98,7 +111,7 @@ def test_collectives_np4():
 
 def test_collectives_np4_vnodes2():
     """4 ranks as 2 virtual nodes: the socket transport carries every inter-node message."""
-    line, took = check_collectives({"SMDDP_RANKS_PER_NODE": "2"})
+    line, took = check_collectives({"SMDDP_RANKS_PER_NODE": "2"}, ARGS.decline_multinode)
     if "(2 nodes)" not in line:
         fail(f"expected two nodes: {line}")
     print(f"{line} in {took:.1f} s")
@@ -108,13 +121,12 @@ def test_bench_all():
     """smddp-bench all -c 1 under the TCP store, 4 ranks in 2 virtual nodes: exit 0, #wrong 0."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")
-        argv = [ARGS.bench, "all", "-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "2", "-w", "1", "-J", out]
+        argv = [ARGS.bench, "all", "-b", "8", "-e", "1M", "-f", "8", "-c", "1", "-n", "2", "-w", "1", "-J", out,
+                "--seed", str(SEED)]
         results, took = ranks(argv, 4, extra={"SMDDP_RANKS_PER_NODE": "2"})
         if any(rc != 0 for rc, _, _ in results):
             fail(f"smddp-bench failed:\n{show(results)}")
         rows = table_rows(results[0][1])
-        if len(rows) < 7 * 3:
-            fail(f"expected rows for 7 collectives x 3+ sizes, got {len(rows)}:\n{results[0][1]}")
         bad = [r for r in rows if r[8] != "0" or r[12] != "0"]
         if bad:
             fail(f"rows with wrong values: {bad[:3]}")
@@ -122,6 +134,12 @@ def test_bench_all():
             doc = json.load(f)
         if doc["nranks"] != 4 or not doc["complete"] or any(x["wrong"] for x in doc["rows"]):
             fail(f"JSON: nranks {doc['nranks']}, complete {doc['complete']}")
+        # 8 B to 1 MiB in factors of 8: 6 sizes of every collective but barrier, in both placements.
+        got = {(x["collective"], x["bytes"], x["placement"]) for x in doc["rows"]}
+        want = {(c, row_bytes(c, 8 << (3 * k), 4), p) for c in COLLECTIVES - {"barrier"} for k in range(6)
+                for p in ("out-of-place", "in-place")}
+        if not want <= got or {x["collective"] for x in doc["rows"]} != COLLECTIVES:
+            fail(f"JSON rows lack {sorted(want - got)[:8]}; collectives {sorted({c for c, _, _ in got})}")
         if any(rc == 0 and out.strip() for rc, out, _ in results[1:]):
             fail("ranks other than 0 printed a table")
     print(f"{len(rows)} rows, #wrong 0, in {took:.1f} s")
@@ -138,7 +156,7 @@ def test_backend_mpi_refused():
     print(results[0][2].strip())
 
 
-def expect_all_fail(results, took, limit, code, *needles):
+def expect_all_fail(results, code, *needles):
     for i, (rc, out, err) in enumerate(results):
         if rc != code:
             fail(f"rank {i}: exit {rc}, expected {code}\n{show(results)}")
@@ -148,14 +166,12 @@ def expect_all_fail(results, took, limit, code, *needles):
         for n in needles:
             if n not in err:
                 fail(f"rank {i}: message lacks {n!r}: {err}")
-    if took > limit:
-        fail(f"took {took:.1f} s, limit {limit} s")
 
 
 def test_world_size_too_big():
     """WORLD_SIZE=5 but 4 ranks start: each fails within the bootstrap timeout naming the missing rank."""
     results, took = ranks([ARGS.bench, "allreduce"], 5, started=range(4), extra={"SMDDP_BOOTSTRAP_TIMEOUT": "3"})
-    expect_all_fail(results, took, 15, 3, "only 4 of WORLD_SIZE=5 ranks joined", "missing rank 4", "within 3 s")
+    expect_all_fail(results, 3, "only 4 of WORLD_SIZE=5 ranks joined", "missing rank 4", "within 3 s")
     print(f"{took:.1f} s: {results[1][2].strip()}")
 
 
@@ -164,7 +180,7 @@ def test_world_size_disagree():
     port = free_port()
     cmds = [([ARGS.bench, "allreduce"], rank_env(r, 5 if r == 2 else 4, port)) for r in range(4)]
     results, took = launch(cmds, 60)
-    expect_all_fail(results, took, 10, 64, "ranks disagree on WORLD_SIZE", "rank 0", "has 4", "rank 2", "has 5")
+    expect_all_fail(results, 64, "ranks disagree on WORLD_SIZE", "rank 0", "has 4", "rank 2", "has 5")
     print(f"{took:.1f} s: {results[0][2].strip()}")
 
 
@@ -172,9 +188,7 @@ def test_unreachable():
     """No rank 0 listens on MASTER_PORT (a closed local port): ranks 1..3 fail within the timeout."""
     results, took = ranks([ARGS.bench, "allreduce"], 4, started=range(1, 4),
                           extra={"SMDDP_BOOTSTRAP_TIMEOUT": "3"})
-    expect_all_fail(results, took, 15, 3, "cannot reach rank 0", "127.0.0.1", "within 3 s", "Connection refused")
-    if took < 2:
-        fail(f"gave up after {took:.1f} s, before the 3 s timeout")
+    expect_all_fail(results, 3, "cannot reach rank 0", "127.0.0.1", "within 3 s", "Connection refused")
     print(f"{took:.1f} s: {results[0][2].strip()}")
 
 
@@ -252,21 +266,20 @@ def test_peer_lost():
     # other node through the socket transport (a closed connection).
     if "lost peer: rank 3" not in errs or "closed its connection" not in errs:
         fail(f"no survivor named the lost peer:\n{show(results)}")
-    if took > 20:
-        fail(f"survivors took {took:.1f} s to notice")
     print(f"survivors ended in {took:.1f} s: " + "; ".join(err.strip().splitlines()[0] for _, _, err in results if err.strip()))
 
 
 def test_two_hosts():
     """2 hosts as network namespaces (scripts/netns-cluster.sh), 2 ranks each, MASTER_ADDR on host 0."""
-    if os.geteuid() != 0 or not ARGS.netns_cluster or not os.path.exists(ARGS.netns_cluster):
-        print("SKIP: needs root and scripts/netns-cluster.sh")
+    if os.geteuid() != 0:
+        print("SKIP: network namespaces need root")
         sys.exit(SKIP)
+    if not ARGS.netns_cluster or not os.path.exists(ARGS.netns_cluster):
+        fail(f"no netns-cluster script at {ARGS.netns_cluster!r}")
     env = dict(os.environ, SMDDP_NETNS_NAME="dply", SMDDP_NETNS_NET="77")
     up = subprocess.run([ARGS.netns_cluster, "up", "2"], env=env, capture_output=True, text=True, timeout=60)
-    if up.returncode != 0:
-        print(f"SKIP: netns-cluster up failed: {up.stderr.strip()}")
-        sys.exit(SKIP)
+    if up.returncode != 0:  # as root this is a broken script or kernel, not a reason to skip
+        fail(f"netns-cluster up failed: {up.stderr.strip()}")
     try:
         master = "198.18.77.1"
         port = 29500
@@ -276,7 +289,7 @@ def test_two_hosts():
             ns = f"dply-h{host}"
             argv = ["ip", "netns", "exec", ns, "unshare", "--uts", "--", "sh", "-c",
                     'hostname "$0" && exec "$@"', ns, ARGS.bench, "allreduce", "alltoall", "-b", "8", "-e", "4M",
-                    "-f", "16", "-c", "1", "-n", "2", "-w", "1"]
+                    "-f", "16", "-c", "1", "-n", "2", "-w", "1", "--seed", str(SEED)]
             cmds.append((argv, rank_env(r, 4, port, addr=master, local=(r % 2, 2))))
         results, took = launch(cmds, 180)
         if any(rc != 0 for rc, _, _ in results):
@@ -298,8 +311,11 @@ def main():
     p.add_argument("--bench", required=True)
     p.add_argument("--collectives-test", required=True)
     p.add_argument("--netns-cluster")
+    p.add_argument("--decline-one-node", required=True, help="what the collectives test must decline on one node")
+    p.add_argument("--decline-multinode", required=True, help="... and across virtual nodes")
     p.add_argument("test")
     ARGS = p.parse_args()
+    print(f"seed {SEED} (SMDDP_TEST_SEED={SEED} replays it)")
     fn = globals().get("test_" + ARGS.test)
     if not fn:
         fail(f"unknown test {ARGS.test}")

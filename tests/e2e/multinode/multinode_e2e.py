@@ -113,12 +113,15 @@ def collectives(hosts, transport):
         env = {"SMDDP_TRANSPORT": transport, "SMDDP_TIMEOUT": "30", "SMDDP_FABRIC_VERBOSE": "1"}
         if transport == "fabric":
             env["FI_PROVIDER"] = "tcp"
+        # Across hosts the single-node algorithms decline, and with an odd
+        # host count the power-of-two ones; every other one must run.
+        declines = ARGS.decline_multinode + ("," + ARGS.decline_odd if np & (np - 1) else "")
         r = c.run("-np", str(np), "--npernode", "2", ARGS.collectives, "--counts", "0,1,7,10007",
-                  extra_env=env)
+                  "--expect-declined", declines, extra_env=env)
         out = r.stdout + r.stderr
         if r.returncode != 0:
             fail(f"exit {r.returncode}\n{out[-4000:]}")
-        m = re.search(r"(\d+) ranks \((\d+) nodes\): (\d+) cases, \d+ algorithms declined, (\d+) failed", out)
+        m = re.search(r"(\d+) ranks \((\d+) nodes\): (\d+) cases, \d+ algorithms ran, \d+ declined, (\d+) failed", out)
         if not m or m.group(1) != str(np) or m.group(2) != str(hosts) or m.group(4) != "0":
             fail(f"expected {np} ranks on {hosts} nodes and 0 failed:\n{out[-4000:]}")
         if int(m.group(3)) < 3000:
@@ -277,6 +280,8 @@ def main():
     parser.add_argument("--cluster", required=True)
     parser.add_argument("--bench", required=True)
     parser.add_argument("--collectives", required=True)
+    parser.add_argument("--decline-multinode", required=True, help="what the collectives test must decline across hosts")
+    parser.add_argument("--decline-odd", required=True, help="... and also at a rank count that is no power of two")
     parser.add_argument("test")
     ARGS = parser.parse_args()
     check_namespaces_possible()

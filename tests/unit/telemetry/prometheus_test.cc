@@ -9,6 +9,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <random>
 #include <thread>
@@ -337,19 +338,30 @@ TEST(BenchMetrics, UnreachableSinksGiveOneWarningPerRowAndSink) {
 TEST(BenchMetrics, FinishSetsTheExitCodeAndLingers) {
   MetricsOptions options = quiet_options();
   options.prom_port = testing::closed_port();
-  options.linger_seconds = 1.0;
+  options.linger_seconds = 3.0;
   auto metrics = BenchMetrics::create(options, run_info());
   ASSERT_EQ(metrics->metrics_port(), options.prom_port);
   Seeded r;
   SCOPED_TRACE("seed " + std::to_string(r.seed));
   metrics->record(random_row(r, "smddp"));
-  const auto start = std::chrono::steady_clock::now();
-  std::thread finisher([&] { metrics->finish(7); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const std::string during = testing::http_get(options.prom_port, "/metrics");
+  // Events, not durations: the exit code must be scraped while finish() is
+  // still lingering. Without the linger, finish() returns first and the
+  // flag is already set when the exit code shows up.
+  std::atomic<bool> finished{false};
+  std::thread finisher([&] {
+    metrics->finish(7);
+    finished = true;
+  });
+  std::string during;
+  bool lingering = false;
+  for (int i = 0; i < 3000 && during.find("smddp_bench_exit_code 7") == std::string::npos; ++i) {
+    lingering = !finished;
+    during = testing::http_get(options.prom_port, "/metrics");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   finisher.join();
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1000));
   EXPECT_NE(during.find("smddp_bench_exit_code 7"), std::string::npos) << during;
+  EXPECT_TRUE(lingering) << "finish() returned before its exit code was served";
 }
 
 TEST(BenchMetrics, AddsTheFlagsToTheCommandLine) {
