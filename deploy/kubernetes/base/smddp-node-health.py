@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""Records a node's smddp-diag preflight result on its Kubernetes Node object.
+
+  smddp-node-health.py run   [OPTIONS] [--expire] -- PREFLIGHT_COMMAND...
+  smddp-node-health.py label [OPTIONS] [--expire] --exit-code N
+  smddp-node-health.py expire [OPTIONS]
+
+run     runs the preflight command (e.g. smddp-diag preflight -p p5.48xlarge
+        --json FILE), then labels --node with its result.
+label   labels --node from a preflight that already ran (its exit code and
+        --report).
+expire  removes the result labels of every node whose validity has passed.
+
+On --node (default $NODE_NAME), as GCP's cluster-health-scanner does:
+  labels  smddp.io/preflight-result          pass | fail | error
+          smddp.io/preflight-valid-till-sec  now + --ttl (Unix seconds)
+          smddp.io/preflight-profile         the report's profile
+          smddp.io/preflight-failed-checks   failed check names, joined by '.'
+  annotation smddp.io/preflight-reason       the failed checks' reasons
+  taint   smddp.io/preflight=failed:NoSchedule, added on fail, removed on pass.
+Preflight exit 0 is pass, 1 is fail; any other code (bad profile 64, missing
+device 69, runtime error 70, a signal) means the check itself could not run:
+"error", and the taint is left as it was, as the Slurm prolog never drains
+for those. Expired labels are removed; a taint stays until a pass clears it.
+
+The API server, token and CA are the pod's in-cluster ones
+(KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/serviceaccount);
+--api-server, --token-file and --ca-file override them (tests). Requests:
+GET and PATCH (merge patch) on nodes, and LIST with a label selector for
+expire: the RBAC of deploy/kubernetes/base/node-preflight.yaml.
+
+Exit: 0 the node was labelled (whatever its health); 64 bad usage or an
+unreadable token/CA; 70 the API server refused (401, 403, ...), timed out or
+could not be reached. Python 3 standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+PREFIX = "smddp.io/"
+RESULT = PREFIX + "preflight-result"
+VALID_TILL = PREFIX + "preflight-valid-till-sec"
+PROFILE = PREFIX + "preflight-profile"
+FAILED = PREFIX + "preflight-failed-checks"
+REASON = PREFIX + "preflight-reason"
+TAINT_KEY = PREFIX + "preflight"
+TAINT = {"key": TAINT_KEY, "value": "failed", "effect": "NoSchedule"}
+LABELS = (RESULT, VALID_TILL, PROFILE, FAILED)
+SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+CONFLICT_ATTEMPTS = 3  # 409: another writer changed the node between GET and PATCH
+PROG = "smddp-node-health"
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line and exit 64, not argparse's usage block and 2
+        raise UsageError(message)
+
+
+class ApiError(Exception):
+    pass
+
+
+class Conflict(ApiError):
+    pass
+
+
+def label_value(text):
+    """A valid label value: [A-Za-z0-9._-], at most 63, alphanumeric at both ends."""
+    value = re.sub(r"[^A-Za-z0-9._-]", "_", text)[:63]
+    return re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", value)
+
+
+class Api:
+    def __init__(self, args):
+        if args.api_server:
+            self.base = args.api_server.rstrip("/")
+        else:
+            host = os.environ.get("KUBERNETES_SERVICE_HOST")
+            port = os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+            if not host:
+                raise UsageError("not in a cluster: KUBERNETES_SERVICE_HOST is not set (or pass --api-server URL)")
+            self.base = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+        if not re.match(r"^https?://[^/]+$", self.base):
+            raise UsageError(f"--api-server '{self.base}': expected http(s)://HOST[:PORT]")
+        try:
+            with open(args.token_file, encoding="utf-8") as f:
+                self.token = f.read().strip()
+        except OSError as e:
+            raise UsageError(f"service-account token {args.token_file}: {e.strerror}")
+        self.context = None
+        if self.base.startswith("https://"):
+            try:
+                self.context = ssl.create_default_context(cafile=args.ca_file)
+            except (OSError, ssl.SSLError) as e:
+                raise UsageError(f"CA {args.ca_file}: {e}")
+        self.timeout = args.timeout
+
+    def request(self, method, path, body=None, query=None):
+        url = self.base + path + ("?" + urllib.parse.urlencode(query) if query else "")
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Authorization", "Bearer " + self.token)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/merge-patch+json")
+        what = f"{method} {path}"
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout, context=self.context) as resp:
+                return json.loads(resp.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            message = e.reason
+            try:
+                message = json.loads(e.read()).get("message") or message
+            except (ValueError, OSError, AttributeError):
+                pass
+            hint = {401: " (the service-account token was rejected)",
+                    403: " (the service account's RBAC does not allow this)"}.get(e.code, "")
+            err = Conflict if e.code == 409 else ApiError
+            raise err(f"{what}: HTTP {e.code}{hint}: {message}") from None
+        except TimeoutError:
+            raise ApiError(f"{what}: no answer from {self.base} within {self.timeout:g} s") from None
+        except urllib.error.URLError as e:
+            if isinstance(e.reason, TimeoutError):
+                raise ApiError(f"{what}: no answer from {self.base} within {self.timeout:g} s") from None
+            raise ApiError(f"{what}: cannot reach {self.base}: {e.reason}") from None
+        except (OSError, ValueError) as e:
+            raise ApiError(f"{what}: {e}") from None
+
+
+def read_report(path):
+    """(profile, [(check, reason)] of failed checks) from a smddp-diag JSON report, or (None, None)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            report = json.load(f)
+        failed = [(c["name"], c.get("reason", "")) for node in report.get("nodes", [])
+                  for c in node.get("checks", []) if c.get("status") == "fail"]
+        return report.get("profile"), failed
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None, None
+
+
+def outcome(exit_code, report_path):
+    """result, labels and reason for a preflight that ended with exit_code."""
+    profile, failed = read_report(report_path)
+    if exit_code == 0:
+        result, reason = "pass", None
+    elif exit_code == 1:
+        result = "fail"
+        reason = "; ".join(f"{n}: {r}" for n, r in failed) if failed else f"unhealthy (no readable report {report_path})"
+    else:
+        result, reason = "error", f"preflight could not run (exit {exit_code}); the node's health is unknown"
+    labels = {RESULT: result, PROFILE: label_value(profile) if profile else None,
+              FAILED: label_value(".".join(n for n, _ in failed)) if result == "fail" and failed else None}
+    return result, {k: v or None for k, v in labels.items()}, reason[:4096] if reason else None
+
+
+def label_node(api, node, exit_code, report, ttl):
+    result, labels, reason = outcome(exit_code, report)
+    path = "/api/v1/nodes/" + urllib.parse.quote(node, safe="")
+    for attempt in range(CONFLICT_ATTEMPTS):
+        current = api.request("GET", path)
+        now = int(time.time())
+        meta = {"labels": dict(labels, **{VALID_TILL: str(now + ttl)}), "annotations": {REASON: reason}}
+        body = {"metadata": meta}
+        taints = (current.get("spec") or {}).get("taints") or []
+        tainted = any(t.get("key") == TAINT_KEY for t in taints)
+        # A merge patch replaces the whole taint list, so it carries the
+        # resourceVersion it was computed from: the server refuses (409) if
+        # another writer changed the node meanwhile, and we start again.
+        if result == "fail" and not tainted:
+            body["spec"] = {"taints": taints + [TAINT]}
+        elif result == "pass" and tainted:
+            body["spec"] = {"taints": [t for t in taints if t.get("key") != TAINT_KEY]}
+        if "spec" in body:
+            meta["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
+        try:
+            api.request("PATCH", path, body)
+        except Conflict:
+            if attempt + 1 == CONFLICT_ATTEMPTS:
+                raise
+            continue
+        change = {"fail": ", tainted", "pass": ", untainted"}.get(result, "") if "spec" in body else ""
+        print(f"{PROG}: {node}: {result}" + (f" ({reason})" if reason else "") + f", valid till {now + ttl}{change}")
+        return
+
+
+def expire(api):
+    """Removes the result labels of nodes whose valid-till has passed (the taint stays)."""
+    nodes = api.request("GET", "/api/v1/nodes", query={"labelSelector": VALID_TILL}).get("items", [])
+    now = int(time.time())
+    for item in nodes:
+        meta = item.get("metadata") or {}
+        till = (meta.get("labels") or {}).get(VALID_TILL, "")
+        if till.isdigit() and int(till) > now:
+            continue
+        body = {"metadata": {"resourceVersion": meta.get("resourceVersion"),
+                             "labels": {k: None for k in LABELS}, "annotations": {REASON: None}}}
+        try:
+            # The resourceVersion: a node relabelled since the list keeps its fresh result.
+            api.request("PATCH", "/api/v1/nodes/" + urllib.parse.quote(meta.get("name", ""), safe=""), body)
+            print(f"{PROG}: {meta.get('name')}: preflight result expired (valid till {till or '?'}), labels removed")
+        except Conflict:
+            pass
+
+
+def parse(argv):
+    p = Parser(prog=PROG, description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    common = Parser(add_help=False)
+    common.add_argument("--api-server", help="API server URL (default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)")
+    common.add_argument("--token-file", default=f"{SA_DIR}/token")
+    common.add_argument("--ca-file", default=f"{SA_DIR}/ca.crt")
+    common.add_argument("--timeout", type=float, default=10.0, help="seconds per API request (default 10)")
+    node = Parser(add_help=False)
+    node.add_argument("--node", default=os.environ.get("NODE_NAME"), help="node to label (default $NODE_NAME)")
+    node.add_argument("--report", default="/var/lib/smddp/preflight.json", help="smddp-diag preflight --json report")
+    node.add_argument("--ttl", type=int, default=86400, help="seconds the result stays valid (default 86400)")
+    node.add_argument("--expire", action="store_true", help="then remove expired results of every node")
+    run = sub.add_parser("run", parents=[common, node], help="run the preflight, then label the node")
+    run.add_argument("--preflight-timeout", type=float, default=3600.0)
+    run.add_argument("preflight", nargs=argparse.REMAINDER, help="-- PREFLIGHT_COMMAND...")
+    lab = sub.add_parser("label", parents=[common, node], help="label the node from a finished preflight")
+    lab.add_argument("--exit-code", type=int, required=True, help="the preflight's exit code")
+    sub.add_parser("expire", parents=[common], help="remove expired results")
+    args = p.parse_args(argv)
+    if args.command == "run":
+        args.preflight = args.preflight[1:] if args.preflight[:1] == ["--"] else args.preflight
+        if not args.preflight:
+            raise UsageError("run: no preflight command after --")
+    if args.command != "expire":
+        if not args.node:
+            raise UsageError(f"{args.command}: no node: pass --node or set NODE_NAME")
+        if args.ttl <= 0:
+            raise UsageError(f"--ttl {args.ttl}: must be positive")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout {args.timeout:g}: must be positive")
+    return args
+
+
+def main(argv):
+    try:
+        args = parse(argv)
+        api = Api(args)
+    except UsageError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 64
+    except SystemExit as e:  # --help
+        return e.code
+    try:
+        if args.command == "run":
+            try:
+                code = subprocess.run(args.preflight, timeout=args.preflight_timeout).returncode
+            except FileNotFoundError:
+                code = 127
+            except subprocess.TimeoutExpired:
+                code = 124
+            label_node(api, args.node, code, args.report, args.ttl)
+        elif args.command == "label":
+            label_node(api, args.node, args.exit_code, args.report, args.ttl)
+        if args.command == "expire" or args.expire:
+            expire(api)
+    except ApiError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 70
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
