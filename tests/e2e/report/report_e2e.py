@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""End-to-end tests of smddp-report and of smddp-bench's progress line.
+
+Usage: report_e2e.py --report PATH --bench PATH --diag PATH --mpirun PATH [--chromium PATH] TEST
+
+Every input comes from a real run (smddp-bench and smddp-diag under mpirun)
+except the smddp-model file, which does not exist yet and is written here
+from the measured rows. Every subprocess has a time limit (a hang guard, not
+an assertion); generated data takes a random seed, printed first
+(SMDDP_TEST_SEED=N replays it).
+"""
+import argparse
+import html.parser
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+ARGS = None
+SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--enable-logging=stderr", "--v=0"]
+TESTS = {}
+
+
+def test(fn):
+    TESTS[fn.__name__] = fn
+    return fn
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def check(cond, what, detail=""):
+    if not cond:
+        fail(f"{what}\n{detail}" if detail else what)
+    print("ok:", what)
+
+
+def run(cmd, timeout=240, env=None, **kw):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    # A new session: on a time-out the whole group (mpirun's ranks, chromium's
+    # helpers) goes, and nothing can hang the suite.
+    p = subprocess.Popen(cmd, stdout=kw.pop("stdout", subprocess.PIPE), stderr=kw.pop("stderr", subprocess.PIPE),
+                         stdin=subprocess.DEVNULL, text=True, env=full_env, start_new_session=True, **kw)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        fail(f"timed out after {timeout} s (hang guard): {' '.join(cmd)}")
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
+def mpirun(np, *args):
+    return [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np), *args]
+
+
+def bench(np, out, *args):
+    """A real sweep: checked, per-iteration timings, a ratio and the roofline."""
+    r = run(mpirun(np, ARGS.bench, *args, "--seed", str(SEED), "-J", out))
+    check(r.returncode == 0, f"smddp-bench {' '.join(args)} exits 0", r.stdout + r.stderr)
+    return json.load(open(out))
+
+
+SWEEP = ["allreduce", "barrier", "-b", "64K", "-e", "1M", "-f", "4", "-n", "10", "-w", "2", "--backend", "smddp,mpi",
+         "--per-iteration", "--roofline", "-q"]
+
+
+def report(*args, expect=0):
+    r = run([sys.executable, ARGS.report, *args], timeout=120)
+    check(r.returncode == expect, f"smddp-report {' '.join(os.path.basename(a) for a in args)} exits {expect}",
+          f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+class Figures(html.parser.HTMLParser):
+    """Each <figure class="plot">: its attributes and the first aria-label inside (the plot's title)."""
+
+    def __init__(self):
+        super().__init__()
+        self.figures, self.root, self._open = [], {}, None
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "html":
+            self.root = a
+        if tag == "figure" and "plot" in (a.get("class") or ""):
+            self._open = dict(a, title=None)
+            self.figures.append(self._open)
+        elif self._open is not None and self._open["title"] is None and "aria-label" in a:
+            self._open["title"] = a["aria-label"]
+
+
+def browse(page, tmp):
+    """Loads the page in headless chromium; returns (parsed DOM, console lines)."""
+    profile = tempfile.mkdtemp(prefix="chromium-", dir=tmp)
+    r = run([ARGS.chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "--window-size=1280,1000",
+             "--virtual-time-budget=5000", "--dump-dom", "file://" + os.path.abspath(page)], timeout=120)
+    check(r.returncode == 0 and "</html>" in r.stdout, "chromium loads the report", r.stderr[-3000:])
+    dom = Figures()
+    dom.feed(r.stdout)
+    console = [l for l in r.stderr.splitlines() if ":CONSOLE" in l]
+    return dom, console, r.stdout
+
+
+def static_offline(text):
+    """Nothing on the page can load from the network: no http(s) URL in src,
+    href, action, CSS url() or @import, no <link>, and a CSP of default-src 'none'."""
+    loads = re.findall(r"""(?:\b(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?\s*(?:https?:)?//"""
+                       r"""|@import|<link\b|<iframe\b|<object\b)""", text, re.I)
+    check(not loads, "the HTML references nothing to load from the network", str(loads[:5]))
+    check("default-src 'none'" in text, "a Content-Security-Policy forbids every request")
+
+
+def write_model(path, bench_doc):
+    """An smddp-model file (docs/report.md): predictions near the measured smddp rows."""
+    rng = random.Random(SEED)
+    rows = []
+    for r in bench_doc["rows"]:
+        if r["collective"] == "allreduce" and r["backend"] == "smddp" and r["placement"] == "out-of-place":
+            rows.append({"collective": "allreduce", "bytes": r["bytes"], "dtype": r["dtype"], "backend": "smddp",
+                         "placement": "out-of-place", "nranks": bench_doc["nranks"],
+                         "predicted_us": r["time_us"] * rng.uniform(0.7, 1.3), "model": "alpha-beta"})
+    json.dump({"tool": "smddp-model", "version": "test", "rows": rows}, open(path, "w"))
+    return len(rows)
+
+
+@test
+def report_browser(tmp):
+    """A report of two real sweeps, a fabric matrix, preflight and isolate
+    verdicts and model predictions: every plot drawn with all its points, no
+    console error, no request."""
+    run_a, run_b = os.path.join(tmp, "nightly-a.json"), os.path.join(tmp, "nightly-b.json")
+    doc = bench(2, run_a, *SWEEP)
+    bench(2, run_b, *SWEEP)
+    fabric = os.path.join(tmp, "fabric.json")
+    r = run(mpirun(3, ARGS.diag, "fabric", "--provider", "tcp", "--json", "--slow-factor", "0", "--bw-bytes", "64K",
+                   "--latency-iters", "10"), env={"SMDDP_TIMEOUT": "60"})
+    check(r.returncode == 0 and '"pingpong"' in r.stdout, "smddp-diag fabric under mpirun -np 3 writes a link matrix",
+          r.stderr)
+    open(fabric, "w").write(r.stdout)
+    preflight = os.path.join(tmp, "preflight.json")
+    r = run(mpirun(2, ARGS.diag, "preflight", "--profile", "local", "--skip", "gpu_count,efa_count", "--json",
+                   preflight), env={"SMDDP_TIMEOUT": "60"})
+    check(r.returncode in (0, 1) and os.path.exists(preflight), "smddp-diag preflight under mpirun writes its report",
+          r.stdout + r.stderr)
+    pre = json.load(open(preflight))
+    # isolate does not exist yet; its documented shape is preflight's per-node
+    # verdicts under its own tool name (docs/report.md).
+    isolate = os.path.join(tmp, "isolate.json")
+    json.dump(dict(pre, tool="smddp-diag isolate"), open(isolate, "w"))
+    model = os.path.join(tmp, "model.json")
+    predictions = write_model(model, doc)
+
+    page = os.path.join(tmp, "report.html")
+    report(run_a, run_b, fabric, preflight, isolate, model, "-o", page)
+    text = open(page).read()
+    static_offline(text)
+    dom, console, dumped = browse(page, tmp)
+    check(dom.root.get("data-status") == "done", "the page's script ran to the end", dumped[:2000])
+    errors = re.search(r'<pre id="report-errors"[^>]*>(.*?)</pre>', dumped, re.S)
+    check(dom.root.get("data-errors") == "0", "no error, console error or blocked request recorded by the page",
+          errors.group(1) if errors else "")
+    check(console == [], "chromium's log shows no console message", "\n".join(console))
+    for f in dom.figures:
+        check(int(f["data-expected"]) > 0 and f.get("data-points") == f["data-expected"],
+              f"'{f['title']}': {f.get('data-points')} of {f['data-expected']} data points drawn")
+    titles = [f["title"] or "" for f in dom.figures]
+    nodes, links = len(pre["nodes"]), 3
+    want = {  # plot -> (how many, data points of the first)
+        # both runs overlaid: 3 sizes x 2 backends x 2 placements each
+        "allreduce float32 sum: bus bandwidth against size": (1, 2 * 12),
+        "allreduce float32 sum: ratio against the first backend": (1, None),
+        "allreduce float32 sum: time per call, p50 to p99 band": (1, None),
+        "allreduce float32 sum: stragglers, ranks against sizes (nightly-a)": (1, 2 * 3),
+        "barrier float32: time per call, p50 to p99 band": (1, None),
+        "allreduce: predicted against measured time": (1, 2 * predictions),
+        "link latency (us) between ranks, tcp;ofi_rxm": (1, 2 * links),
+        "link bandwidth (GB/s) between ranks, tcp;ofi_rxm": (1, 2 * links),
+        "smddp-diag preflight: checks per node, profile local": (1, None),
+        "smddp-diag isolate: checks per node, profile local": (1, None),
+    }
+    for title, (count, points) in want.items():
+        found = [f for f in dom.figures if f["title"] == title]
+        check(len(found) == count, f"plot '{title}' present", "\n".join(titles))
+        if points is not None:
+            check(int(found[0]["data-points"]) == points, f"'{title}' has {points} points", found[0]["data-points"])
+    data = json.loads(re.search(r'<script type="application/json" id="report-data">(.*?)</script>', text, re.S)
+                      .group(1).replace("<\\/", "</"))
+    labels = [d["label"] for c in data["charts"].values() for d in c["datasets"]]
+    check(any(l.startswith("nightly-a: ") for l in labels) and any(l.startswith("nightly-b: ") for l in labels),
+          "series of both runs are named by run")
+    check(any(l.startswith("nightly-a: roofline: host copy") for l in labels), "the measured roofline is drawn")
+    check(f"{nodes} nodes" in text, "the verdict table covers every node")
+
+
+def doubled(doc):
+    """The same run, every time twice as long (bandwidths halved)."""
+    out = json.loads(json.dumps(doc))
+    for r in out["rows"]:
+        r["time_us"] *= 2
+        for k in ("algbw_gbps", "busbw_gbps"):
+            r[k] /= 2
+        for k, v in (r.get("per_iteration") or {}).items():
+            if k.endswith("_us"):
+                r["per_iteration"][k] = v * 2
+    return out
+
+
+COMPARE_SWEEP = ["allreduce", "-b", "256K", "-e", "512K", "-f", "2", "-n", "20", "-w", "5", "--algorithm",
+                 "shm_direct", "--per-iteration", "-q"]
+
+
+def names_of(doc):
+    return {f"{r['collective']} {r['dtype']} {r['op']} {r['bytes']} B {r['backend']}/{r['algorithm']} "
+            f"{r['placement']} np{doc['nranks']}" for r in doc["rows"]}
+
+
+@test
+def compare_identical_doubled(tmp):
+    """The same file: 0. Every time doubled: 2, with every row named."""
+    base = os.path.join(tmp, "base.json")
+    doc = bench(2, base, *COMPARE_SWEEP)
+    r = report("compare", base, base, expect=0)
+    check(f"no regression in {len(doc['rows'])} matched rows" in r.stdout, "identical files: no regression", r.stdout)
+    slow = os.path.join(tmp, "slow.json")
+    json.dump(doubled(doc), open(slow, "w"))
+    r = report("compare", base, slow, expect=2)
+    verdict = r.stdout.strip().splitlines()[-1]
+    table = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^(allreduce .*? np2)\s+p50\s+\S+\s+\S+\s+(\S+)\s+(\S+)\s+\S+\s+(\S+)$", line)
+        if m:
+            table[m.group(1)] = m.group(2, 3, 4)
+    check(set(table) == names_of(doc), "doubled times: one line per row", r.stdout)
+    check(all(v[:2] == ("2.000", "u-quantiles") and v[2] in ("regressed", "noise") for v in table.values()),
+          "every row 2.000 times slower by the median, tested on its percentiles, never 'same'", r.stdout)
+    regressed = [name for name, v in table.items() if v[2] == "regressed"]
+    # A row whose own calls spread wider than 2x (a preempted run) may stay
+    # 'noise'; the U test on rebuilt percentiles is ranks, so most rows do not.
+    print(f"{len(regressed)} of {len(table)} rows significant")
+    check(verdict.startswith(f"REGRESSION in {len(regressed)} of {len(table)} matched rows past 10%: "),
+          "the verdict counts the regressed rows", verdict)
+    for name in regressed:
+        check(f"{name} (x2.00, u-quantiles p=" in verdict, f"the verdict names '{name}' with its ratio and test")
+    r = report("compare", base, slow, "--markdown", expect=2)
+    rows = [l for l in r.stdout.splitlines() if l.startswith("| allreduce")]
+    check(len(rows) == len(doc["rows"]) and all("| 2.000 | u-quantiles |" in l for l in rows)
+          and sum("| **regressed** |" in l for l in rows) == len(regressed),
+          "--markdown: one table row per matched row, ratio 2.000, the same rows regressed", r.stdout)
+    # The threshold is the size of the difference that counts: 2x is below 150%.
+    report("compare", base, slow, "--threshold", "150", expect=0)
+
+
+@test
+def compare_noise(tmp):
+    """Two runs of the same command: 0. A load burst from another job on a
+    shared machine is a real slowdown, not noise; so a pair that regressed is
+    run again, up to three pairs; the test fails when every pair regressed."""
+    outcomes = []
+    for attempt in range(3):
+        a, b = os.path.join(tmp, f"a{attempt}.json"), os.path.join(tmp, f"b{attempt}.json")
+        bench(2, a, *COMPARE_SWEEP)
+        bench(2, b, *COMPARE_SWEEP)
+        r = run([sys.executable, ARGS.report, "compare", a, b], timeout=60)
+        print(r.stdout)
+        outcomes.append(r.returncode)
+        check(r.returncode in (0, 2), "compare of two runs ends 0 or 2", r.stderr)
+        if r.returncode == 0:
+            break
+    check(outcomes[-1] == 0, f"two runs of the same command: no regression (exit codes {outcomes})")
+
+
+@test
+def compare_nothing_common(tmp):
+    """Files with no row in common, or not results at all: 64 and why."""
+    a, b = os.path.join(tmp, "allreduce.json"), os.path.join(tmp, "allgather.json")
+    bench(2, a, "allreduce", "-b", "64K", "-e", "128K", "-n", "3", "-q")
+    bench(2, b, "allgather", "-b", "64K", "-e", "128K", "-n", "3", "-q")
+    r = report("compare", a, b, expect=64)
+    check(r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "nothing to compare" in r.stderr
+          and "allreduce" in r.stderr and "allgather" in r.stderr, "one line naming what each file holds", r.stderr)
+    c = os.path.join(tmp, "np3.json")
+    bench(3, c, "allreduce", "-b", "64K", "-e", "128K", "-n", "3", "-q")
+    r = report("compare", a, c, expect=64)
+    check("np 2" in r.stderr and "np 3" in r.stderr, "another rank count matches nothing", r.stderr)
+
+
+@test
+def compare_samples(tmp):
+    """Raw samples (per_iteration.samples_us, which smddp-bench may write
+    later and other writers may write now): the Mann-Whitney U test."""
+    rng = random.Random(SEED)
+
+    def doc(scale, shift_seed):
+        r2 = random.Random(shift_seed)
+        rows = []
+        for size in (1 << 16, 1 << 20):
+            samples = [scale * size / 1e3 * r2.lognormvariate(0, 0.1) for _ in range(30)]
+            rows.append({"collective": "allreduce", "dtype": "float32", "op": "sum", "root": -1, "bytes": size,
+                         "backend": "smddp", "algorithm": "ring", "placement": "out-of-place",
+                         "time_us": sum(samples) / 30, "busbw_gbps": 1.0, "iterations": 30,
+                         "per_iteration": {"samples_us": samples, "p50_us": sorted(samples)[15]},
+                         "future_key": {"ignored": True}})
+        return {"tool": "smddp-bench", "nranks": 4, "rows": rows, "complete": True}
+
+    base, same, slow = (os.path.join(tmp, n) for n in ("base.json", "same.json", "slow.json"))
+    base_seed = rng.random()
+    json.dump(doc(1, base_seed), open(base, "w"))
+    json.dump(doc(1, rng.random()), open(same, "w"))
+    json.dump(doc(1.5, base_seed), open(slow, "w"))  # the same calls, each 1.5 times as long
+    r = report("compare", base, same, expect=0)
+    check("mann-whitney" in r.stdout, "samples in both: the U test", r.stdout)
+    r = report("compare", base, slow, expect=2)
+    check("allreduce float32 sum 65536 B smddp/ring out-of-place np4 (x1.50" in r.stdout
+          and "mann-whitney p=" in r.stdout, "50% slower samples: regressed, named, with the U test", r.stdout)
+
+
+@test
+def report_bad_input(tmp):
+    """Not a results document, broken JSON, bad rows, bad options, no chart
+    library: exit 64 with one line saying why."""
+    cases = {
+        "other.json": ('{"hello": "world"}', "not a results document"),
+        "broken.json": ('{"tool": "smddp-bench", "rows": [', "not JSON"),
+        "badrow.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce"}]}', "rows[0] has no valid"),
+        "list.json": ("[1, 2]", "not a results document"),
+    }
+    for name, (content, why) in cases.items():
+        path = os.path.join(tmp, name)
+        open(path, "w").write(content)
+        r = report(path, "-o", os.path.join(tmp, "x.html"), expect=64)
+        check(len(r.stderr.strip().splitlines()) == 1 and why in r.stderr and name in r.stderr,
+              f"{name}: one line saying '{why}'", r.stderr)
+        report("compare", path, path, expect=64)
+    check(not os.path.exists(os.path.join(tmp, "x.html")), "no report written from bad input")
+    pre = os.path.join(tmp, "pre.json")
+    json.dump({"tool": "smddp-diag preflight", "profile": "local", "nodes": [{"host": "h", "healthy": True}]},
+              open(pre, "w"))
+    r = report("compare", pre, pre, expect=64)
+    check("compare takes smddp-bench results" in r.stderr, "compare refuses a preflight report", r.stderr)
+    r = report("--chartjs", os.path.join(tmp, "none.js"), pre, expect=64)
+    check("not found" in r.stderr, "a missing chart library is named", r.stderr)
+    for args in (["compare", pre], ["compare", pre, pre, "--threshold", "x"], ["--bogus", pre], []):
+        r = report(*args, expect=64)
+        check(len(r.stderr.strip().splitlines()) == 1, f"usage {args}: one line", r.stderr)
+
+
+def script(command, log, timeout=180):
+    """Runs a shell command on a fresh pseudo-terminal (util-linux script),
+    the typescript in log, as an operator's terminal would see it."""
+    r = run(["script", "-qec", command, log], timeout=timeout)
+    return r, open(log, "rb").read().decode(errors="replace")
+
+
+PROGRESS = re.compile(r"\[row (\d+) of (\d+)\] elapsed")
+
+
+@test
+def progress_mpirun_tty(tmp):
+    """Under mpirun on a terminal rank 0 draws the progress line on it; with
+    the output redirected, or without a terminal, it appears nowhere."""
+    sweep = " ".join([ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "2", ARGS.bench, "allreduce", "-b",
+                      "1K", "-e", "64K", "-f", "4", "-n", "3", "-w", "1"])
+    r, tty = script(sweep, os.path.join(tmp, "tty.log"))
+    check(r.returncode == 0, "the sweep on a terminal exits 0", tty)
+    rows = sorted({int(m.group(1)) for m in PROGRESS.finditer(tty)})
+    check(rows == [1, 2, 3, 4] and "of 4]" in tty, f"the terminal shows the progress of rows 1..4 (saw {rows})", tty)
+    check("\r\x1b[K" in tty, "the line is rewritten in place")
+
+    out, err = os.path.join(tmp, "out.txt"), os.path.join(tmp, "err.txt")
+    r, tty = script(f"{sweep} >{out} 2>{err}", os.path.join(tmp, "redirected.log"))
+    logs = open(out).read() + open(err).read()
+    check(r.returncode == 0 and "65536" in logs, "the redirected sweep wrote its table", logs)
+    check(not PROGRESS.search(logs) and "\x1b[K" not in logs, "no progress line in redirected output", logs)
+    check(not PROGRESS.search(tty), "nor on the terminal the output was redirected away from", tty)
+
+    r = run(sweep.split(), timeout=180)
+    check(r.returncode == 0 and not PROGRESS.search(r.stdout + r.stderr) and "\x1b[K" not in r.stdout + r.stderr,
+          "no terminal (a pipe, as in CI logs): no progress line", r.stderr)
+
+    r, tty = script(f"{sweep} --progress >{out} 2>{err}", os.path.join(tmp, "forced.log"))
+    logs = open(out).read() + open(err).read()
+    check(r.returncode == 0 and PROGRESS.search(tty) and not PROGRESS.search(logs),
+          "--progress: on the terminal even with the output redirected, and still not in the files", tty + logs)
+
+
+def main():
+    global ARGS
+    print(f"seed {SEED} (SMDDP_TEST_SEED={SEED} replays it)")
+    p = argparse.ArgumentParser()
+    p.add_argument("--report", required=True)
+    p.add_argument("--bench", required=True)
+    p.add_argument("--diag", required=True)
+    p.add_argument("--mpirun", required=True)
+    p.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    p.add_argument("test", choices=sorted(TESTS))
+    ARGS = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="smddp-report-") as tmp:
+        TESTS[ARGS.test](tmp)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
