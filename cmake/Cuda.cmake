@@ -13,6 +13,12 @@ if(NOT SMDDP_WITH_CUDA STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 80 90)
     endif()
+    # One CUDA runtime per binary, the shared one: nvcc's default (static) for
+    # targets with .cu objects plus CUDA::cudart (shared) elsewhere would link
+    # two runtimes with separate state into one program. Shared also lets a
+    # test interpose the runtime (tests/e2e/gpu/fake_cuda.cc) and the device
+    # bundle carry libcudart.so.13 beside the binaries.
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     add_library(smddp_nccl INTERFACE)

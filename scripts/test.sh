@@ -13,6 +13,16 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 echo "== tests"
 ctest --test-dir "$SMDDP_BUILD_DIR" --output-on-failure --timeout 900
 
+# ---- device bundle (CUDA builds only; docs/gpu.md, "The device check") ----
+# Its own build (sm_90, the bundle's run path): only the bundle's targets,
+# bounded so the suite keeps its time; then its tests (tests/e2e/gpu/bundle_test.py).
+if [ -x /usr/local/cuda/bin/nvcc ] && grep -q '^SMDDP_NCCL_LIBRARY:FILEPATH=/' "$SMDDP_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+  echo "== device bundle"
+  timeout 1500 "$SMDDP_ROOT/scripts/device-bundle.sh" --build-dir "$SMDDP_BUILD_DIR-bundle" --test
+else
+  echo "== device bundle: skipped (the main build has no CUDA)"
+fi
+
 asan_dir="$SMDDP_BUILD_DIR-asan"
 echo "== sanitizer build ($asan_dir)"
 configure_and_build "$asan_dir" -DSMDDP_WERROR=ON -DSMDDP_SANITIZE=ON -DSMDDP_BUILD_TOOLS=OFF \

@@ -1,6 +1,12 @@
 // NCCL's own collectives on device buffers: the GPU baseline, as nccl-tests
-// measures it. One communicator per rank on device local_rank % devices,
-// from a unique id that rank 0 makes and the engine broadcasts.
+// measures it. One communicator per rank on the device prepare_device() chose
+// (the rank among the processes of its host, modulo the devices), from a
+// unique id that rank 0 makes and the engine broadcasts.
+//
+// Ordering: the stream is cudaStreamNonBlocking, so it does not wait for the
+// legacy default stream. The harness finishes its fills and poisons on its
+// own stream before run() (device_memory.cc), and everything issued here is
+// on stream_.
 //
 // The communicator is non-blocking (ncclConfig_t.blocking = 0), so no NCCL
 // call can hang the driver: every wait polls the stream and
@@ -106,7 +112,14 @@ class NcclBackend final : public Backend {
     }
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check_cuda(cudaMalloc(&barrier_, sizeof(int32_t)), "cudaMalloc");
-    check_cuda(cudaMemset(barrier_, 0, sizeof(int32_t)), "cudaMemset");
+    // On our own stream and waited for: the non-blocking stream is not
+    // ordered after the legacy default stream, so nothing may be left there.
+    check_cuda(cudaMemsetAsync(barrier_, 0, sizeof(int32_t), stream_), "cudaMemsetAsync");
+    if (const cudaError_t rc = cudaStreamSynchronize(stream_); rc != cudaSuccess) {
+      cudaGetLastError();  // a device failure while waiting: exit 3, as in sync()
+      throw TransportError(std::string("cudaStreamSynchronize: ") + cudaGetErrorName(rc) + ": " +
+                           cudaGetErrorString(rc) + where());
+    }
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     start("ncclCommInitRank");
@@ -167,8 +180,11 @@ class NcclBackend final : public Backend {
       const cudaError_t rc = cudaStreamQuery(stream_);
       if (rc == cudaSuccess) break;
       if (rc != cudaErrorNotReady) {
+        // A device failure: exit 3 (docs/gpu.md), like an NCCL error.
         abort_comm();
-        check_cuda(rc, (what_ + ": waiting for NCCL").c_str());
+        cudaGetLastError();
+        throw TransportError(what_ + ": CUDA error while waiting for NCCL: " + cudaGetErrorName(rc) + ": " +
+                             cudaGetErrorString(rc) + where());
       }
       if (poll.pause_expired()) timed_out("waiting for the NCCL kernels");
       check_async();

@@ -105,6 +105,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_flag("--per-iteration", o.per_iteration, "Time every iteration: min p50 p95 p99 max cv per row");
   app.add_flag("--list-algorithms", o.list_algorithms, "List the smddp algorithms and exit");
   app.add_flag("-q,--quiet", o.quiet, "No progress line and no table header");
+  app.add_flag("--progress", o.progress,
+               "Progress line on the launching terminal (/dev/tty), else stderr, even when output is redirected");
   app.add_flag("--version", o.version, "Print the version and exit");
   app.add_option("--min-busbw", o.min_busbw, "Fail (exit 2) when the average bus bandwidth is below this, GB/s");
   app.add_flag("--roofline", o.roofline, "Measure host memory bandwidth; show busbw as a fraction of it");

@@ -1,10 +1,12 @@
 #include "device_memory.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -22,7 +24,7 @@ double now_us() {
   return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
 }
 
-[[maybe_unused]] std::string host_name() {
+std::string host_name() {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   return host;
@@ -64,43 +66,69 @@ void check(cudaError_t rc, const char* what) {
   throw Error(std::string(what) + ": " + cudaGetErrorString(rc));
 }
 
+// A CUDA error while waiting for device work is a device failure: exit 3
+// (docs/gpu.md), like a transport failure, not exit 4.
+void check_wait(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return;
+  cudaGetLastError();
+  throw TransportError(std::string(what) + ": " + cudaGetErrorName(rc) + ": " + cudaGetErrorString(rc));
+}
+
 void* allocate(size_t bytes, const char* what) {
   void* p = nullptr;
   check(cudaMalloc(&p, bytes), what);
   return p;
 }
 
+// Every harness operation (fill, poison, read back) runs on the harness's own
+// stream and is waited for before it returns. Backends run on streams of
+// their own (NCCL's is cudaStreamNonBlocking, which does not wait for the
+// legacy default stream), so nothing the harness queued may still be in
+// flight when the backend starts: ordering is explicit, never implied.
 class DeviceBuffers final : public SweepBuffers {
  public:
-  DeviceBuffers(size_t send_bytes, size_t recv_bytes) : shadow_(std::max(send_bytes, recv_bytes)) {
-    send_ = static_cast<char*>(allocate(send_bytes, "cudaMalloc of the send buffer"));
-    recv_ = static_cast<char*>(allocate(recv_bytes, "cudaMalloc of the receive buffer"));
-    check(cudaMemset(send_, 1, send_bytes), "cudaMemset");
-    check(cudaMemset(recv_, 1, recv_bytes), "cudaMemset");
+  DeviceBuffers(size_t send_bytes, size_t recv_bytes) : shadow_bytes_(std::max(send_bytes, recv_bytes)) {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
+    send_ = static_cast<char*>(allocate(send_bytes, "cudaMalloc of the send buffer"));
+    recv_ = static_cast<char*>(allocate(recv_bytes, "cudaMalloc of the receive buffer"));
+    void* shadow = nullptr;
+    // Pinned: asynchronous copies from and to it really are asynchronous.
+    check(cudaMallocHost(&shadow, std::max<size_t>(shadow_bytes_, 1)), "cudaMallocHost of the host shadow buffer");
+    shadow_ = static_cast<char*>(shadow);
+    check(cudaMemsetAsync(send_, 1, send_bytes, stream_), "cudaMemsetAsync");
+    check(cudaMemsetAsync(recv_, 1, recv_bytes, stream_), "cudaMemsetAsync");
+    finish("cudaStreamSynchronize after the first fill");
   }
   ~DeviceBuffers() override {
+    if (stream_) cudaStreamSynchronize(stream_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
     cudaStreamDestroy(stream_);
     cudaFree(send_);
     cudaFree(recv_);
+    cudaFreeHost(shadow_);
   }
 
   char* send() override { return send_; }
   char* recv() override { return recv_; }
 
   void fill_send(const DataSpec& s, int rank, void* p, size_t count) override {
-    bench::fill_send(s, rank, shadow_.data(), count);
-    check(cudaMemcpy(p, shadow_.data(), count * dtype_size(s.dtype), cudaMemcpyHostToDevice), "cudaMemcpy of inputs");
+    bench::fill_send(s, rank, shadow_, count);
+    check(cudaMemcpyAsync(p, shadow_, count * dtype_size(s.dtype), cudaMemcpyHostToDevice, stream_),
+          "cudaMemcpyAsync of inputs");
+    finish("cudaStreamSynchronize after the input fill");
   }
-  void poison(void* p, size_t bytes) override { check(cudaMemset(p, 0xA5, bytes), "cudaMemset"); }
+  void poison(void* p, size_t bytes) override {
+    check(cudaMemsetAsync(p, 0xA5, bytes, stream_), "cudaMemsetAsync");
+    finish("cudaStreamSynchronize after the output poison");
+  }
   size_t count_wrong(const DataSpec& s, int rank, const void* p, size_t count, size_t elements) override {
-    check(cudaMemcpy(shadow_.data(), p, elements * dtype_size(s.dtype), cudaMemcpyDeviceToHost),
-          "cudaMemcpy of outputs");
-    return bench::count_wrong(s, rank, shadow_.data(), count);
+    check(cudaMemcpyAsync(shadow_, p, elements * dtype_size(s.dtype), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync of outputs");
+    finish("cudaStreamSynchronize after reading the outputs");
+    return bench::count_wrong(s, rank, shadow_, count);
   }
 
   double time_us(Backend& backend, const CollectiveArgs& args) override {
@@ -109,16 +137,19 @@ class DeviceBuffers final : public SweepBuffers {
     backend.run(args);
     check(cudaEventRecord(stop_, stream), "cudaEventRecord");
     backend.sync();
-    check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    check_wait(cudaEventSynchronize(stop_), "cudaEventSynchronize");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
     return static_cast<double>(ms) * 1e3;
   }
 
  private:
+  void finish(const char* what) { check_wait(cudaStreamSynchronize(stream_), what); }
+
   char* send_ = nullptr;
   char* recv_ = nullptr;
-  std::vector<char> shadow_;  // inputs made and outputs checked here
+  size_t shadow_bytes_;
+  char* shadow_ = nullptr;  // inputs made and outputs checked here
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
@@ -140,9 +171,8 @@ int cuda_device_count(std::string* why) {
   int n = 0;
   const cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess) {
-    // No driver, a driver older than the runtime, no device: all "none".
     cudaGetLastError();
-    if (why) *why = cudaGetErrorString(rc);
+    if (why) *why = std::string(cudaGetErrorName(rc)) + ": " + cudaGetErrorString(rc);
     return 0;
   }
   if (n == 0 && why) *why = "the CUDA runtime reports no device";
@@ -151,6 +181,56 @@ int cuda_device_count(std::string* why) {
   if (why) *why = "built without CUDA";
   return 0;
 #endif
+}
+
+namespace {
+
+// nvmlDeviceGetCount_v2 through dlopen (NVML's documented ABI; no header is
+// installed here); -1 when NVML cannot be loaded or initialised.
+int nvml_gpus() {
+  const char* env = std::getenv("SMDDP_NVML_LIBRARY");
+  void* lib = dlopen(env && *env ? env : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return -1;
+  using Init = int (*)();
+  using Count = int (*)(unsigned*);
+  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+  auto count = reinterpret_cast<Count>(dlsym(lib, "nvmlDeviceGetCount_v2"));
+  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
+  int n = -1;
+  if (init && count && init() == 0) {
+    unsigned u = 0;
+    if (count(&u) == 0) n = static_cast<int>(u);
+    if (shutdown) shutdown();
+  }
+  dlclose(lib);
+  return n;
+}
+
+// Lines "GPU <i>: ..." of `nvidia-smi -L`; -1 when it cannot be run.
+int nvidia_smi_gpus() {
+  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+  if (!p) return -1;
+  int n = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, p)) {
+    if (std::strncmp(line, "GPU ", 4) == 0) ++n;
+  }
+  const int status = pclose(p);
+  return status == 0 || n > 0 ? n : -1;
+}
+
+}  // namespace
+
+int listed_gpus(std::string* source) {
+  if (const int n = nvml_gpus(); n > 0) {
+    if (source) *source = "NVML";
+    return n;
+  }
+  if (const int n = nvidia_smi_gpus(); n > 0) {
+    if (source) *source = "nvidia-smi -L";
+    return n;
+  }
+  return 0;
 }
 
 void check_cuda_request(const BenchOptions& o) {
@@ -162,10 +242,6 @@ void check_cuda_request(const BenchOptions& o) {
   throw UsageError("--backend nccl needs a build with CUDA and NCCL (SMDDP_WITH_CUDA)");
 #else
   if (nccl && !cuda_mem) throw UsageError("--backend nccl takes device buffers: add --mem cuda");
-  std::string why;
-  if (cuda_device_count(&why) == 0) {
-    throw UsageError("--mem cuda: no CUDA device on host " + host_name() + " (" + why + ")");
-  }
   for (const auto& b : o.backends) {
     if (b == "mpi") {
       throw UsageError("--mem cuda: the mpi backend takes host buffers only; use --backend smddp,nccl");
@@ -174,12 +250,27 @@ void check_cuda_request(const BenchOptions& o) {
 #endif
 }
 
-std::string prepare_device(int local_rank, int local_ranks, double bytes_per_rank) {
+void check_cuda_device(const BenchOptions& o) {
+  if (o.mem != MemoryKind::Cuda) return;
+  // Ordinals in PCI order, as nvidia-smi and NVML number the GPUs (CUDA's
+  // default puts the fastest first): read at the runtime's initialisation.
+  setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+  std::string why;
+  if (cuda_device_count(&why) > 0) return;
+  std::string source;
+  if (const int listed = listed_gpus(&source); listed > 0) {
+    throw TransportError("--mem cuda: " + source + " lists " + std::to_string(listed) + " GPU(s) on host " +
+                         host_name() + " but the CUDA runtime cannot use them: " + why);
+  }
+  throw UsageError("--mem cuda: no CUDA device on host " + host_name() + " (" + why + ")");
+}
+
+std::string prepare_device(int host_rank, int host_ranks, double bytes_per_rank) {
 #if SMDDP_CUDA_ENABLED
   std::string why;
   const int devices = cuda_device_count(&why);
   if (devices == 0) return "--mem cuda: no CUDA device on host " + host_name() + " (" + why + ")";
-  const int device = local_rank % devices;
+  const int device = host_rank % devices;
   size_t free_bytes = 0, total_bytes = 0;
   cudaError_t rc = cudaSetDevice(device);
   if (rc == cudaSuccess) rc = cudaMemGetInfo(&free_bytes, &total_bytes);
@@ -188,7 +279,8 @@ std::string prepare_device(int local_rank, int local_ranks, double bytes_per_ran
     return "--mem cuda: cannot use CUDA device " + std::to_string(device) + " on host " + host_name() + ": " +
            cudaGetErrorString(rc);
   }
-  const int sharing = (local_ranks + devices - 1) / devices;
+  // The ranks of this host with the same device: host ranks i = device mod devices.
+  const int sharing = host_ranks / devices + (device < host_ranks % devices ? 1 : 0);
   const double need = bytes_per_rank * sharing;
   if (need <= static_cast<double>(free_bytes)) return "";
   char msg[320];
@@ -199,8 +291,8 @@ std::string prepare_device(int local_rank, int local_ranks, double bytes_per_ran
                 static_cast<double>(free_bytes) / (1 << 30));
   return msg;
 #else
-  (void)local_rank;
-  (void)local_ranks;
+  (void)host_rank;
+  (void)host_ranks;
   (void)bytes_per_rank;
   return "--mem cuda needs a build with CUDA (SMDDP_WITH_CUDA)";
 #endif

@@ -38,17 +38,36 @@ class SweepBuffers {
 
 
 // Number of CUDA devices; 0, with the runtime's reason in *why, when there is
-// none (always 0 in builds without CUDA).
+// none (always 0 in builds without CUDA). Initialises the CUDA runtime: call
+// it only in the rank process (after supervise_rank() forked), never in the
+// supervising parent - CUDA used in a child after the parent initialised it
+// fails or hangs.
 int cuda_device_count(std::string* why = nullptr);
 
-// Checks before MPI starts that --mem cuda / --backend nccl can run here;
-// throws UsageError ("--mem cuda: no CUDA device on host X (reason)").
+// GPUs the driver lists on this host, independently of the CUDA runtime:
+// NVML (libnvidia-ml.so.1, or $SMDDP_NVML_LIBRARY), else `nvidia-smi -L`
+// from PATH; 0 when neither lists one. Rank process only, like the above.
+int listed_gpus(std::string* source = nullptr);
+
+// Checks that need no CUDA call (safe before the fork): --mem cuda and
+// --backend nccl need a CUDA build, nccl needs --mem cuda, mpi host buffers.
+// Throws UsageError.
 void check_cuda_request(const BenchOptions& o);
 
+// In the rank process, before the ranks connect: is there a device for
+// --mem cuda? Throws UsageError ("--mem cuda: no CUDA device on host X
+// (reason)") when the driver lists no GPU either, and smddp::TransportError
+// (exit 3) when a GPU is listed but the runtime cannot use it (a driver too
+// old for this CUDA, a GPU that fell off the bus): a broken GPU node is a
+// failure, not "no device". Sets CUDA_DEVICE_ORDER=PCI_BUS_ID unless set,
+// so CUDA ordinals follow nvidia-smi's and NVML's order.
+void check_cuda_device(const BenchOptions& o);
+
 // For --mem cuda, after the ranks connected: binds this rank to device
-// local_rank % devices (as nccl-tests does) and checks that `bytes_per_rank`
-// of device memory fits for the ranks sharing it (`local_ranks` on this host,
-// spread over its devices). Returns why not, or "" when all is well.
-std::string prepare_device(int local_rank, int local_ranks, double bytes_per_rank);
+// host_rank % devices (host_rank: its rank among the processes on the same
+// host, whatever SMDDP_RANKS_PER_NODE says) and checks that `bytes_per_rank`
+// of device memory fits for the `host_ranks` ranks of this host that share
+// the device. Returns why not, or "" when all is well.
+std::string prepare_device(int host_rank, int host_ranks, double bytes_per_rank);
 
 }  // namespace smddp::bench

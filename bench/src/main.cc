@@ -2,8 +2,8 @@
 // then sweeps every row over every backend and reports as it goes.
 //
 // Exit codes: 0 ok, 1 wrong values, 2 below --min-busbw, 3 timeout, lost
-// peer, transport failure or this rank killed by a signal, 4 other runtime
-// error, 64 usage.
+// peer, transport or CUDA device failure, or this rank killed by a signal,
+// 4 other runtime error, 64 usage.
 #include <mpi.h>
 #include <unistd.h>
 

@@ -39,6 +39,7 @@ struct BenchOptions {
   bool per_iteration = false;
   bool list_algorithms = false;
   bool quiet = false;
+  bool progress = false;  // the progress line even when the launch's output is redirected
   bool version = false;
   double min_busbw = 0;  // GB/s; 0 = no threshold
   bool roofline = false;

@@ -1,14 +1,25 @@
 #include "run.h"
 
+#include <fcntl.h>
 #include <mpi.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "collective_spec.h"
@@ -19,6 +30,7 @@
 #include "smddp/reduce.h"
 #include "smddp/version.h"
 #include "device_memory.h"
+#include "supervisor.h"
 #include "sweep.h"
 #include "system_info.h"
 #include "watchdog.h"
@@ -59,27 +71,122 @@ std::string utc_now() {
   return buf;
 }
 
-// Progress on a terminal only: one line on stderr, rewritten in place.
+// Progress on a terminal only: one line, rewritten in place. Run directly,
+// that is stderr when it is a terminal. Under mpirun no rank's stderr is a
+// terminal, so rank 0 writes to its controlling terminal (/dev/tty) when the
+// launcher's own stderr is that terminal and the launch is the terminal's
+// foreground job: with `mpirun ... 2>log`, in logs and in the background it
+// stays silent. --progress forces it: /dev/tty when there is one, else stderr.
 class Progress {
  public:
-  Progress(bool enabled, size_t total) : enabled_(enabled && isatty(STDERR_FILENO)), total_(total) {}
+  Progress(bool enabled, bool forced, size_t total) : total_(total) {
+    if (!enabled) return;
+    if (isatty(STDERR_FILENO)) {
+      fd_ = STDERR_FILENO;
+      return;
+    }
+    int tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (tty >= 0 && (forced || launcher_on_terminal())) {
+      fd_ = tty;
+      own_tty_ = true;
+      // mpirun puts each rank in its own process group, never the
+      // terminal's foreground one: with `stty tostop` a write would stop us.
+      std::signal(SIGTTOU, SIG_IGN);
+      return;
+    }
+    if (tty >= 0) close(tty);
+    if (forced) fd_ = STDERR_FILENO;
+  }
+  ~Progress() {
+    if (own_tty_) close(fd_);
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
   void update(size_t done) {
-    if (!enabled_) return;
+    if (fd_ < 0) return;
+    if (own_tty_) let_launcher_print();
     double elapsed = seconds();
     double remaining = done ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) : 0;
-    std::fprintf(stderr, "\r\033[K[row %zu of %zu] elapsed %.0f s, remaining ~%.0f s", done, total_, elapsed,
-                 remaining);
-    std::fflush(stderr);
+    char line[160];
+    int n = std::snprintf(line, sizeof line, "\r\033[K[row %zu of %zu] elapsed %.0f s, remaining ~%.0f s", done,
+                          total_, elapsed, remaining);
+    put(line, static_cast<size_t>(std::max(0, std::min(n, static_cast<int>(sizeof line) - 1))));
   }
   void clear() {
-    if (enabled_) std::fprintf(stderr, "\r\033[K");
+    if (fd_ >= 0) put("\r\033[K", 4);
   }
 
  private:
+  static std::string exe_of(const std::string& pid) {
+    char buf[4096];
+    ssize_t n = readlink(("/proc/" + pid + "/exe").c_str(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  }
+  // The fields of /proc/PID/stat after the command name (which may hold
+  // spaces and parentheses): [0] state, [1] ppid, [2] pgrp, [4] tty_nr, [5] tpgid.
+  static std::vector<long long> stat_fields(const std::string& pid) {
+    std::ifstream in("/proc/" + pid + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<long long> fields;
+    auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 > stat.size()) return fields;
+    std::istringstream rest(stat.substr(paren + 4));  // skip ") S "
+    fields.push_back(0);
+    for (long long v; fields.size() < 6 && rest >> v;) fields.push_back(v);
+    return fields;
+  }
+  // The launcher is the first ancestor that is not this program (the
+  // supervising parent runs the same binary): mpirun, orted, torchrun. Its
+  // stderr must be our controlling terminal (an fd opened through /dev/tty
+  // stats as /dev/tty itself, so the device comes from tty_nr) and its
+  // process group the terminal's foreground one.
+  static bool launcher_on_terminal() {
+    const auto self = stat_fields("self");
+    if (self.size() < 6 || self[4] == 0) return false;
+    const auto tty = static_cast<unsigned long long>(self[4]);
+    const unsigned tty_major = (tty >> 8) & 0xfff, tty_minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
+    const std::string exe = exe_of("self");
+    long long pid = self[1];
+    for (int depth = 0; depth < 4 && pid > 1; ++depth) {
+      const auto f = stat_fields(std::to_string(pid));
+      if (f.size() < 6) return false;
+      if (!exe.empty() && exe_of(std::to_string(pid)) == exe) {
+        pid = f[1];
+        continue;
+      }
+      struct stat err {};
+      if (stat(("/proc/" + std::to_string(pid) + "/fd/2").c_str(), &err) != 0) return false;
+      return S_ISCHR(err.st_mode) && major(err.st_rdev) == tty_major && minor(err.st_rdev) == tty_minor &&
+             f[2] == self[5];
+    }
+    return false;
+  }
+  // The table reaches the terminal through the launcher's pipe: let it get
+  // there before the progress line is drawn, or the row lands behind it.
+  static void let_launcher_print() {
+    std::fflush(stdout);
+    for (int i = 0; i < 100; ++i) {
+      int queued = 0;
+      if (ioctl(STDOUT_FILENO, FIONREAD, &queued) != 0 || queued == 0) break;
+      usleep(1000);
+    }
+    usleep(10000);
+  }
+  void put(const char* s, size_t n) {
+    while (n > 0) {
+      ssize_t w = write(fd_, s, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return;  // a terminal that went away is no reason to stop the sweep
+      s += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
-  bool enabled_;
+  int fd_ = -1;
+  bool own_tty_ = false;
   size_t total_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
@@ -153,7 +260,11 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
   }
   for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
   finish_options(o, parts);
-  check_cuda_request(o);  // --mem cuda, --backend nccl: a CUDA build, and a device here
+  // --mem cuda, --backend nccl: a CUDA build and compatible backends. No CUDA
+  // or NVML call here: this process becomes the supervising parent, and
+  // CUDA initialised before fork() is unusable in the child (the device
+  // probe runs in the rank process: check_cuda_device in run_benchmark).
+  check_cuda_request(o);
   for (const auto& b : o.backends) {
     if (b == "mpi" && bootstrap_from_environment() == BootstrapKind::TcpStore) {
       throw UsageError("--backend mpi needs mpirun; this job was started torchrun-style (RANK, WORLD_SIZE, "
@@ -164,6 +275,17 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
 }
 
 int run_benchmark(const BenchOptions& o) {
+  // The rank process, before MPI or the TCP store: is there a usable device?
+  try {
+    check_cuda_device(o);
+  } catch (const UsageError& e) {
+    const char* launcher = launcher_rank();
+    if (!launcher || std::atoi(launcher) == 0) std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+    return kExitUsage;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "smddp-bench: %s\n", e.what());  // a broken GPU node: every rank says so
+    return kExitTimeout;
+  }
   std::unique_ptr<Communicator> comm;
   try {
     CommunicatorOptions copts;
@@ -192,8 +314,16 @@ int run_benchmark(const BenchOptions& o) {
     usage_exit(rank, e.what());
   }
   if (o.mem == MemoryKind::Cuda) {
-    const std::string why = prepare_device(comm->local_rank(), comm->local_size(),
-                                           static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes));
+    // GPUs belong to the host, not to the (possibly virtual, SMDDP_RANKS_PER_NODE)
+    // node: count this rank among the processes on the same host.
+    int host_rank = 0, host_ranks = 0;
+    for (int r = 0; r < nranks; ++r) {
+      if (comm->host(r) != comm->host(rank)) continue;
+      if (r < rank) ++host_rank;
+      ++host_ranks;
+    }
+    const std::string why =
+        prepare_device(host_rank, host_ranks, static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes));
     int32_t fail = why.empty() ? 0 : 1;
     comm->allreduce(&fail, &fail, 1, DataType::Int32, ReduceOp::Max);
     if (fail) usage_exit(rank, why.empty() ? "--mem cuda: another rank cannot use its device (see its host)" : why);
@@ -248,7 +378,7 @@ int run_benchmark(const BenchOptions& o) {
       if (metrics) reporters.push_back(std::move(metrics));
       for (auto& r : reporters) r->begin(ctx);
     }
-    Progress progress(rank == 0 && !o.quiet, plan.rows.size());
+    Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, plan.rows.size());
     std::map<std::string, std::pair<double, int>> busbw_sum;
     size_t done = 0;
     Sweep sweep(o, ctx, *comm, std::move(backends));

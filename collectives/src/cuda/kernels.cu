@@ -16,11 +16,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "core/check.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
+#include "smddp/error.h"
 
 namespace smddp::cuda {
 namespace {
@@ -324,6 +326,15 @@ constexpr LaunchTable make_table() {
 
 constexpr LaunchTable kTable = make_table();
 
+// Element loads at an address that is not a multiple of the element size
+// fault on the GPU ("misaligned address"): refuse such pointers up front.
+void check_element_aligned(const void* p, size_t esize, const char* what) {
+  if (reinterpret_cast<uintptr_t>(p) % esize != 0) {
+    throw Error(std::string(what) + ": pointer " + std::to_string(reinterpret_cast<uintptr_t>(p)) +
+                " is not aligned to its element size (" + std::to_string(esize) + " bytes)");
+  }
+}
+
 }  // namespace
 
 void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DataType dtype, ReduceOp op,
@@ -332,6 +343,8 @@ void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DataType
   SMDDP_CHECK(static_cast<int>(dtype) < kNumDataTypes && static_cast<int>(op) < kNumReduceOps);
   if (count == 0) return;
   const size_t es = dtype_size(dtype);
+  check_element_aligned(dst, es, "cuda::reduce");
+  for (int i = 0; i < nsrc; ++i) check_element_aligned(srcs[i], es, "cuda::reduce");
   if (nsrc == 1) {
     if (dst != srcs[0]) check(cudaMemcpyAsync(dst, srcs[0], count * es, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
     return;
@@ -353,11 +366,28 @@ void divide(void* dst, size_t count, DataType dtype, int divisor, cudaStream_t s
   SMDDP_CHECK(divisor >= 1 && static_cast<int>(dtype) < kNumDataTypes);
   if (count == 0) return;
   const size_t es = dtype_size(dtype);
+  check_element_aligned(dst, es, "cuda::divide");
   const void* self[1] = {dst};
   const Layout l = layout_of(dst, self, 1, count, es);
   const size_t items = work_items(l, count, es);
   kTable.divide[static_cast<int>(dtype)](dst, count, l, divisor, grid_for(items), stream);
   check(cudaGetLastError(), "divide kernel launch");
+}
+
+}  // namespace smddp::cuda
+
+namespace smddp::cuda {
+
+void copy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  if (bytes == 0 || dst == src) return;
+  // A one-source byte "reduction" is a plain streaming copy through the SMs.
+  Sources s{};
+  s.p[0] = src;
+  const void* srcs[1] = {src};
+  const Layout l = layout_of(dst, srcs, 1, bytes, 1);
+  kTable.reduce[static_cast<int>(DataType::Uint8)][static_cast<int>(ReduceOp::Sum)](
+      dst, s, 1, bytes, l, grid_for(work_items(l, bytes, 1)), stream);
+  check(cudaGetLastError(), "copy kernel launch");
 }
 
 }  // namespace smddp::cuda

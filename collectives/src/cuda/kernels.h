@@ -10,8 +10,10 @@
 // identical.
 //
 // All calls are asynchronous on `stream` and throw smddp::Error when the
-// launch fails. Pointers need no alignment: runs of 16-byte vectors are used
-// when the destination and every source share their offset within 16 bytes.
+// launch fails. Pointers must be aligned to the element size (smddp::Error
+// otherwise: element loads at other addresses fault on the GPU); runs of
+// 16-byte vectors are used when the destination and every source share their
+// offset within 16 bytes.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -37,5 +39,9 @@ void reduce_into(void* dst, const void* src, size_t count, DataType dtype, Reduc
 
 // dst[i] = dst[i] / divisor (divisor >= 1), the last step of Avg.
 void divide(void* dst, size_t count, DataType dtype, int divisor, cudaStream_t stream);
+
+// dst[0, bytes) = src[0, bytes) by a kernel (not a copy engine): the
+// streaming ceiling the reduction kernels are measured against. Any alignment.
+void copy(void* dst, const void* src, size_t bytes, cudaStream_t stream);
 
 }  // namespace smddp::cuda

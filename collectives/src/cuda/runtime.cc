@@ -47,7 +47,13 @@ void wait(cudaEvent_t event, const Deadline& deadline, const char* collective,
   for (;;) {
     cudaError_t rc = cudaEventQuery(event);
     if (rc == cudaSuccess) return;
-    if (rc != cudaErrorNotReady) check(rc, doing);
+    if (rc != cudaErrorNotReady) {
+      // A device failure (a faulted kernel, a lost GPU) while waiting: the
+      // run ends like a transport failure (exit 3), not as an internal error.
+      cudaGetLastError();
+      throw TransportError(std::string(collective) + ": CUDA error while " + doing + ": " + cudaGetErrorName(rc) +
+                           ": " + cudaGetErrorString(rc));
+    }
     if (backoff.pause() && deadline.expired()) {
       throw TimeoutError(std::string(collective) + " timed out after " +
                          std::to_string(std::lround(timeout_seconds)) + " s " + doing);

@@ -3,8 +3,10 @@
 // streams, events and pinned host memory. Compiled only in CUDA builds.
 //
 // Any error from cudaGetDeviceCount (no driver, a driver older than the
-// runtime, no device) means "no CUDA device": host-only machines run CUDA
-// builds, and everything here degrades to "host memory" there.
+// runtime, no device) means "no CUDA device" to the engine: host-only
+// machines run CUDA builds, and everything here degrades to "host memory"
+// there. The tools decide whether that is a failure (a GPU that nvidia-smi
+// or NVML lists but the runtime cannot use is one: smddp-bench --mem cuda).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -30,7 +32,8 @@ bool is_device_pointer(const void* p);
 
 // Polls `event` until it has completed, with the engine's backoff (no core is
 // held while copies run); throws TimeoutError("<collective> timed out after
-// N s <doing>") when `deadline` passes first.
+// N s <doing>") when `deadline` passes first, TransportError when the event
+// reports a CUDA error (a device failure: exit 3 in the tools).
 void wait(cudaEvent_t event, const Deadline& deadline, const char* collective,
           double timeout_seconds, const char* doing);
 

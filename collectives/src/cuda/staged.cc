@@ -102,13 +102,35 @@ Staging& staging() {
   return *s;
 }
 
+// cudaMemcpy2DAsync refuses pitches above cudaDevAttrMaxPitch (2^31 - 1 on
+// sm_80/sm_90): blocks of 2 GiB and more are a row-by-row loop instead.
+size_t max_pitch() {
+  thread_local std::map<int, size_t> by_device;
+  int device = 0;
+  cuda::check(cudaGetDevice(&device), "cudaGetDevice");
+  auto it = by_device.find(device);
+  if (it != by_device.end()) return it->second;
+  int pitch = 0;
+  cuda::check(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device), "cudaDeviceGetAttribute(MaxPitch)");
+  return by_device[device] = static_cast<size_t>(pitch > 0 ? pitch : 0);
+}
+
 void copy(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, int rows,
           cudaStream_t stream) {
   if (rows == 1) {
     cuda::check(cudaMemcpyAsync(dst, src, width, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
-  } else {
+    return;
+  }
+  const size_t most = max_pitch();
+  if (dpitch <= most && spitch <= most) {
     cuda::check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDefault, stream),
                 "cudaMemcpy2DAsync");
+    return;
+  }
+  for (int r = 0; r < rows; ++r) {
+    cuda::check(cudaMemcpyAsync(static_cast<char*>(dst) + r * dpitch, static_cast<const char*>(src) + r * spitch,
+                                width, cudaMemcpyDefault, stream),
+                "cudaMemcpyAsync (pitch above cudaDevAttrMaxPitch)");
   }
 }
 

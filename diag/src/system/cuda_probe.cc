@@ -1,5 +1,8 @@
 #include "system/cuda_probe.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "common/text.h"
 
 #ifdef SMDDP_DIAG_WITH_CUDA
@@ -12,6 +15,9 @@ CudaProbe probe_cuda() {
   CudaProbe p;
 #ifdef SMDDP_DIAG_WITH_CUDA
   p.built_with_cuda = true;
+  // PCI order, as NVML and nvidia-smi number GPUs (CUDA's default ordinals
+  // put the fastest first); the devices are also sorted by bus id below.
+  setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
   int n = 0;
   cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess) {
@@ -31,6 +37,11 @@ CudaProbe probe_cuda() {
     if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) == cudaSuccess) d.busid = normalize_busid(bus).value_or(bus);
     p.devices.push_back(d);
   }
+  // The CUDA ordinal need not follow PCI order (CUDA_DEVICE_ORDER may be
+  // set otherwise): index = position in bus-id order, like hwloc's and NVML's.
+  std::stable_sort(p.devices.begin(), p.devices.end(),
+                   [](const CudaDevice& a, const CudaDevice& b) { return a.busid < b.busid; });
+  for (size_t i = 0; i < p.devices.size(); ++i) p.devices[i].index = static_cast<int>(i);
   p.message = "CUDA runtime: " + std::to_string(n) + " device(s)";
 #else
   p.message = "built without CUDA";

@@ -10,7 +10,7 @@
 namespace smddp::diag {
 
 struct CudaDevice {
-  int index = 0;
+  int index = 0;  // position in PCI bus-id order (not the CUDA ordinal)
   std::string name, busid;
   uint64_t memory_bytes = 0;
 };

@@ -1,6 +1,7 @@
 // hwloc -> Topology, for the live host and for saved hwloc XML files.
 #include <hwloc.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -144,9 +145,16 @@ void merge_cuda(Topology& topo) {
     d.class_id = 0x030200;
     d.model = c.name;
     d.memory_bytes = c.memory_bytes;
-    d.gpu_index = c.index;
     topo.devices.push_back(std::move(d));
   }
+  // GPU indices in bus-id order over everything listed (hwloc's and the
+  // runtime's), so a GPU only CUDA saw does not take another one's index.
+  std::vector<Device*> gpus;
+  for (auto& d : topo.devices) {
+    if (d.kind == DeviceKind::Gpu) gpus.push_back(&d);
+  }
+  std::stable_sort(gpus.begin(), gpus.end(), [](const Device* a, const Device* b) { return a->busid < b->busid; });
+  for (size_t i = 0; i < gpus.size(); ++i) gpus[i]->gpu_index = static_cast<int>(i);
 }
 
 void merge_nvml(Topology& topo, const std::string& library) {

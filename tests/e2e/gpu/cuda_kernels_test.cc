@@ -7,8 +7,10 @@
 // of a NaN made by arithmetic (sum, prod, divide) on NaNs.
 //
 // Plain main, no gtest: scripts/device-check.sh builds it with nvcc and g++
-// alone where CMake is missing. Exit 0 pass, 1 fail, 77 no CUDA device.
-// Usage: cuda_kernels_test [--seed N]
+// alone where CMake is missing. Exit 0 pass, 1 fail (also: nvidia-smi lists
+// a GPU the runtime cannot use), 77 no CUDA device, 64 usage. Guard bytes
+// around every buffer are compared after every case.
+// Usage: cuda_kernels_test [--seed N] [--refusals-only]
 #include <cuda_runtime_api.h>
 
 #include <cinttypes>
@@ -23,6 +25,7 @@
 
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
+#include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "smddp/types.h"
 
@@ -32,6 +35,7 @@ using namespace smddp;
 
 constexpr size_t kLargest = (size_t{1} << 20) + 3;
 constexpr size_t kSlack = 64;  // bytes before and after every buffer
+constexpr unsigned char kGuard = 0xC3;  // what they hold, checked after every case
 
 bool is_nan(DataType t, const unsigned char* p) {
   switch (t) {
@@ -128,6 +132,10 @@ class Checker {
     // misalign: the first source is shifted by `misalign` elements from the
     // others (0: all aligned, vector path; 1 element on all: the head path).
     std::vector<const void*> dsrc(nsrc), hsrc(nsrc);
+    // Guard bytes around every buffer: a kernel writing outside its range fails.
+    for (int b = 0; b <= nsrc; ++b) {
+      cuda::check(cudaMemset(dev.bufs[b], kGuard, bytes + es + 2 * kSlack), "cudaMemset of guards");
+    }
     for (int s = 0; s < nsrc; ++s) {
       const size_t shift = (misalign == 2 && s == 1) ? es : (misalign == 1 ? es : 0);
       unsigned char* d = dev.bufs[s + 1] + kSlack + shift;
@@ -154,7 +162,12 @@ class Checker {
     std::snprintf(what, sizeof what, "reduce %s %s count %zu sources %d %s misalign %zu",
                   std::string(to_string(t)).c_str(), std::string(to_string(op)).c_str(), count, nsrc,
                   in_place ? "in-place" : "out-of-place", misalign);
-    return compare(t, expect, got, arithmetic, what);
+    bool ok = compare(t, expect, got, arithmetic, what);
+    ok &= guards_intact(static_cast<unsigned char*>(ddst), bytes, what);
+    for (int s = 0; s < nsrc; ++s) {  // the sources are read only: their guards too
+      ok &= guards_intact(static_cast<unsigned char*>(const_cast<void*>(dsrc[s])), bytes, what);
+    }
+    return ok;
   }
 
   bool divide_case(DataType t, size_t count, int divisor, Device& dev) {
@@ -163,6 +176,7 @@ class Checker {
     std::vector<unsigned char> expect(bytes);
     fill(rng_, t, expect.data(), count);
     unsigned char* d = dev.bufs[0] + kSlack + es;  // misaligned by one element
+    cuda::check(cudaMemset(dev.bufs[0], kGuard, bytes + es + 2 * kSlack), "cudaMemset of guards");
     cuda::check(cudaMemcpy(d, expect.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
     divide(expect.data(), count, t, divisor);
     cuda::divide(d, count, t, divisor, nullptr);
@@ -171,7 +185,23 @@ class Checker {
     cuda::check(cudaMemcpy(got.data(), d, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
     char what[120];
     std::snprintf(what, sizeof what, "divide %s count %zu by %d", std::string(to_string(t)).c_str(), count, divisor);
-    return compare(t, expect, got, true, what);
+    const bool ok = compare(t, expect, got, true, what);
+    return guards_intact(d, bytes, what) && ok;
+  }
+
+  // The kSlack bytes before p and after p + bytes still hold kGuard.
+  bool guards_intact(unsigned char* p, size_t bytes, const char* what) {
+    std::vector<unsigned char> before(kSlack), after(kSlack);
+    cuda::check(cudaMemcpy(before.data(), p - kSlack, kSlack, cudaMemcpyDeviceToHost), "cudaMemcpy of guards");
+    cuda::check(cudaMemcpy(after.data(), p + bytes, kSlack, cudaMemcpyDeviceToHost), "cudaMemcpy of guards");
+    for (size_t i = 0; i < kSlack; ++i) {
+      if (before[i] != kGuard || after[i] != kGuard) {
+        std::printf("FAIL: %s: guard byte %s the buffer overwritten at distance %zu (seed %" PRIu64 ")\n", what,
+                    before[i] != kGuard ? "before" : "after", before[i] != kGuard ? kSlack - i : i + 1, seed_);
+        return false;
+      }
+    }
+    return true;
   }
 
  private:
@@ -232,17 +262,68 @@ int run(uint64_t seed) {
   return failures ? 1 : 0;
 }
 
+// "GPU <i>: ..." lines of `nvidia-smi -L`; 0 when it is absent.
+int nvidia_smi_gpus() {
+  FILE* p = popen("nvidia-smi -L 2>/dev/null", "r");
+  if (!p) return 0;
+  int n = 0;
+  char line[512];
+  while (std::fgets(line, sizeof line, p)) n += std::strncmp(line, "GPU ", 4) == 0;
+  pclose(p);
+  return n;
+}
+
+bool refuses_misaligned() {
+  void* buf = nullptr;
+  cuda::check(cudaMalloc(&buf, 64), "cudaMalloc");
+  auto* odd = static_cast<unsigned char*>(buf) + 1;
+  bool ok = true;
+  try {
+    cuda::reduce_into(odd, buf, 4, DataType::Float32, ReduceOp::Sum, nullptr);
+    std::printf("FAIL: reduce_into accepted a float32 pointer 1 byte off its alignment\n");
+    ok = false;
+  } catch (const Error&) {
+  }
+  cudaFree(buf);
+  return ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   uint64_t seed = std::random_device{}();
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], "--seed") == 0) seed = std::strtoull(argv[i + 1], nullptr, 10);
+  bool refusals_only = false;  // e2e_gpu_fake_kernel_refusals: no kernel runs
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--seed") == 0 && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    else if (std::strcmp(argv[i], "--refusals-only") == 0) refusals_only = true;
+    else {
+      std::fprintf(stderr, "usage: cuda_kernels_test [--seed N] [--refusals-only]\n");
+      return 64;
+    }
   }
   std::string why;
   if (cuda::device_count(&why) == 0) {
+    // Whether to skip is nvidia-smi's call, not the code under test's: a GPU
+    // it lists that the runtime cannot use is a failure.
+    if (const int listed = nvidia_smi_gpus(); listed > 0) {
+      std::printf("FAIL: nvidia-smi -L lists %d GPU(s) but the CUDA runtime reports none (%s)\n", listed,
+                  why.c_str());
+      return 1;
+    }
     std::printf("SKIP: no CUDA device (%s)\n", why.c_str());
     return 77;
+  }
+  // Element-misaligned pointers are refused before any launch (they would
+  // fault on the GPU with "misaligned address").
+  try {
+    if (!refuses_misaligned()) return 1;
+  } catch (const std::exception& e) {
+    std::printf("FAIL: %s\n", e.what());
+    return 1;
+  }
+  if (refusals_only) {
+    std::printf("misaligned pointers refused\n");
+    return 0;
   }
   try {
     return run(seed);
