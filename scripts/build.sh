@@ -12,8 +12,8 @@
 # --build-dir  default $SMDDP_BUILD_DIR (build/ in the repository)
 # --cuda       SMDDP_WITH_CUDA (default AUTO: CUDA and NCCL when found)
 # --no-tests   skip the tests' targets (images need no gtest)
-# --install    put smddp-bench, smddp-diag, the diag profiles and scripts/
-#              (sagemaker-entry.sh, slurm/) under PREFIX
+# --install    put smddp-bench, smddp-diag, smddp-report, the diag profiles, scripts/
+#              (sagemaker-entry.sh, slurm/) and smddp-bench-torch under PREFIX
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -50,4 +50,12 @@ if [ -n "$prefix" ]; then
   install -D -m 0755 "$SMDDP_ROOT/scripts/sagemaker/read_config.py" "$share/sagemaker/read_config.py"
   install -D -m 0755 "$SMDDP_ROOT/scripts/slurm/smddp-bench.sbatch" "$share/slurm/smddp-bench.sbatch"
   install -D -m 0755 "$SMDDP_ROOT/scripts/slurm/prolog-preflight.sh" "$share/slurm/prolog-preflight.sh"
+  # smddp-report: the entry finds its package under ../share/smddp/report.
+  install -D -m 0755 "$SMDDP_ROOT/report/smddp-report" "$prefix/bin/smddp-report"
+  for f in "$SMDDP_ROOT"/report/smddp_report/*.py "$SMDDP_ROOT"/report/smddp_report/*.js \
+    "$SMDDP_ROOT"/report/smddp_report/*.css; do
+    install -D -m 0644 "$f" "$prefix/share/smddp/report/smddp_report/$(basename "$f")"
+  done
+  # smddp-bench-torch, the torch.distributed companion (bench/torch).
+  "$SMDDP_ROOT/bench/torch/install.sh" "$prefix"
 fi

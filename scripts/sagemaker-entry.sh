@@ -22,6 +22,9 @@
 # "preflight-profile", else the instance type when a profile exists for it,
 # else "local"; SMDDP_PREFLIGHT=0 (or hyperparameter "preflight": "false")
 # skips it. Exit 64 (EX_USAGE) for a missing or malformed configuration.
+# SMDDP_SM_TORCH_ARGS (the extended PyTorch image sets it): after preflight,
+# smddp-bench-torch runs with these arguments over every host (under
+# smddprun when a --backend names smddp), results in torch-results.json.
 set -euo pipefail
 
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -58,7 +61,7 @@ parse_args() {
         shift
         ;;
       --) shift; BENCH_ARGS=("$@"); have_bench_args=1; break ;;
-      -h | --help) sed -n '2,26p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      -h | --help) sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
       *) die_usage "unknown argument '$1' (see --help)" ;;
     esac
     shift
@@ -127,6 +130,38 @@ launcher() {
   done < <(compgen -e | grep -E '^(SMDDP_|NCCL_|FI_)' | sort)
 }
 
+# True when smddp-bench-torch's arguments pick the smddp backend (its default).
+torch_uses_smddp() {
+  local w next=0 backend=smddp
+  for w in "$@"; do
+    if [ "$next" = 1 ]; then backend=$w; next=0; fi
+    case $w in
+      --backend) next=1 ;;
+      --backend=*) backend=${w#--backend=} ;;
+    esac
+  done
+  [[ ,$backend, == *,smddp,* ]]
+}
+
+# torch_command OUT: sets TORCH, smddp-bench-torch over every host. Its ranks
+# meet at the leader (MASTER_ADDR); SMDDP's own launcher, smddprun, sets up
+# the library as SageMaker's smdistributed launcher does.
+torch_command() {
+  local targs
+  read -r -a targs <<<"$SMDDP_SM_TORCH_ARGS"
+  TORCH=("${LAUNCH[@]}" -x "MASTER_ADDR=${hosts[0]}" -x "MASTER_PORT=${SMDDP_SM_TORCH_PORT:-29500}")
+  if torch_uses_smddp "${targs[@]}"; then
+    if [ "${#hosts[@]}" -gt 1 ]; then
+      TORCH+=(-x SMDATAPARALLEL_USE_HOMOGENEOUS=1 -x "SMDATAPARALLEL_SERVER_ADDR=${hosts[0]}"
+        -x SMDATAPARALLEL_SERVER_PORT=7592 -x "SAGEMAKER_INSTANCE_TYPE=$instance_type")
+    else
+      TORCH+=(-x SMDATAPARALLEL_USE_SINGLENODE=1)
+    fi
+    if command -v smddprun >/dev/null 2>&1; then TORCH+=(smddprun); fi
+  fi
+  TORCH+=("$(tool smddp-bench-torch)" "${targs[@]}" -J "$1/torch-results.json")
+}
+
 build_commands() {
   local gpus slots out name
   gpus=$(gpus_per_host)
@@ -158,6 +193,10 @@ build_commands() {
   fi
   BENCH=("${LAUNCH[@]}" "$(tool smddp-bench)" "${args[@]}"
     -J "$out/results.json" --csv "$out/results.csv" --emf "$out/metrics.emf.jsonl")
+  TORCH=()
+  if [ -n "${SMDDP_SM_TORCH_ARGS:-}" ]; then
+    torch_command "$out"
+  fi
   # One process per host drops the marker the other hosts wait for.
   launcher "${#hosts[@]}" 1
   RELEASE=("${LAUNCH[@]}" touch "$WORK_DIR/leader-done")
@@ -227,6 +266,11 @@ lead() {
     "${PREFLIGHT[@]}" || rc=$?
     [ "$rc" = 0 ] || die "preflight failed (exit $rc): see $ML_ROOT/output/data/preflight.json" "$rc"
   fi
+  if [ "${#TORCH[@]}" -gt 0 ]; then
+    echo "sagemaker-entry: smddp-bench-torch on ${#hosts[@]} hosts"
+    "${TORCH[@]}" || rc=$?
+    [ "$rc" = 0 ] || die "smddp-bench-torch failed (exit $rc)" "$rc"
+  fi
   echo "sagemaker-entry: benchmark on ${#hosts[@]} hosts"
   "${BENCH[@]}" || rc=$?
   [ "$rc" = 0 ] || die "smddp-bench failed (exit $rc)" "$rc"
@@ -248,6 +292,10 @@ main() {
     if [ "${#PREFLIGHT[@]}" -gt 0 ]; then
       echo "# preflight"
       quote_words "${PREFLIGHT[@]}"
+    fi
+    if [ "${#TORCH[@]}" -gt 0 ]; then
+      echo "# torch benchmark"
+      quote_words "${TORCH[@]}"
     fi
     echo "# benchmark"
     quote_words "${BENCH[@]}"

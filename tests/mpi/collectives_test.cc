@@ -41,6 +41,8 @@ struct Options {
   std::vector<size_t> counts{0, 1, 7, 1000003};
   uint64_t seed = 0;
   std::set<std::string> only;               // --collectives a,b: run just these
+  std::set<std::string> dtypes;             // --dtypes float64,int64: just these (default all)
+  std::set<std::string> ops;                // --ops sum,max: just these (default all)
   std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
 
@@ -68,6 +70,10 @@ Options parse(int argc, char** argv) {
       std::sort(o.counts.begin(), o.counts.end());
     } else if (a == "--collectives" && i + 1 < argc) {
       o.only = split(argv[++i]);
+    } else if (a == "--dtypes" && i + 1 < argc) {
+      o.dtypes = split(argv[++i]);
+    } else if (a == "--ops" && i + 1 < argc) {
+      o.ops = split(argv[++i]);
     } else if (a == "--expect-declined" && i + 1 < argc) {
       o.expect_declined = split(argv[++i]);
     } else if (a == "--seed" && i + 1 < argc) {
@@ -304,9 +310,15 @@ int main(int argc, char** argv) {
     for (Collective coll : all_collectives()) {
       if (!wanted(coll)) continue;
       const bool reduces = collective_reduces(coll);
-      std::vector<DataType> dtypes(all_dtypes().begin(), all_dtypes().end());
-      std::vector<ReduceOp> ops = reduces ? std::vector<ReduceOp>(all_ops().begin(), all_ops().end())
-                                          : std::vector<ReduceOp>{ReduceOp::Sum};
+      std::vector<DataType> dtypes;
+      for (DataType dt : all_dtypes()) {
+        if (opt.dtypes.empty() || opt.dtypes.count(std::string(to_string(dt)))) dtypes.push_back(dt);
+      }
+      std::vector<ReduceOp> ops;
+      for (ReduceOp op : all_ops()) {
+        if (opt.ops.empty() || opt.ops.count(std::string(to_string(op)))) ops.push_back(op);
+      }
+      if (!reduces) ops = {ReduceOp::Sum};
       if (coll == Collective::Barrier) dtypes = {DataType::Uint8};
       std::vector<int> roots = collective_has_root(coll) ? std::vector<int>{0, n - 1} : std::vector<int>{0};
       for (size_t count : coll == Collective::Barrier ? std::vector<size_t>{0} : opt.counts) {

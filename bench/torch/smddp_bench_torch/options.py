@@ -1,0 +1,207 @@
+"""smddp-bench's flags (bench/src/cli.cc), validated before torch is imported
+or any rank is contacted: bad usage is one line on stderr and exit 64."""
+import argparse
+import math
+import os
+
+from .types import (COLLECTIVE_ALIASES, COLLECTIVES, DTYPE_ALIASES, DTYPES, EXTRA_COLLECTIVES, OPS)
+
+BACKENDS = ["smddp", "nccl", "gloo", "mpi"]
+
+
+class UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message + " (see --help)")
+
+
+def parse_size(text, flag):
+    """"16M", "1G", "512", "4K" (powers of 1024), as parse_size() in options.cc."""
+    bad = UsageError(f"{flag} '{text}': expected a byte count like 8, 4K, 16M or 1G")
+    digits = len(text) - len(text.lstrip("0123456789"))
+    if digits == 0:
+        raise bad
+    value, suffix = int(text[:digits]), text[digits:]
+    scales = {"": 1, "B": 1}
+    for names, shift in ((("K", "k", "KB", "KiB"), 10), (("M", "m", "MB", "MiB"), 20),
+                         (("G", "g", "GB", "GiB"), 30), (("T", "TB", "TiB"), 40)):
+        for name in names:
+            scales[name] = 1 << shift
+    if suffix not in scales or value * scales[suffix] >= 1 << 64:
+        raise bad
+    return value * scales[suffix]
+
+
+def _split(text):
+    return [x for x in text.split(",") if x]
+
+
+def _names(text, valid, aliases, flag, what):
+    listing = ", ".join(valid) + ", all"
+    out = []
+    for name in _split(text):
+        if name == "all":
+            return list(valid)
+        name = aliases.get(name, name)
+        if name not in valid:
+            raise UsageError(f"unknown {what} '{name}'; valid: {listing}")
+        out.append(name)
+    if not out:
+        raise UsageError(f"{flag} is empty; valid: {listing}")
+    return out
+
+
+def _check_writable(path, flag):
+    """The file is not created: its directory must exist and be writable."""
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} '{path}' is a directory")
+    directory = os.path.dirname(path) or "."
+    if not os.path.isdir(directory):
+        raise UsageError(f"{flag} '{path}': directory {directory} does not exist")
+    probe = os.path.join(directory, f".smddp-probe.{os.getpid()}")
+    try:  # the only reliable test: root passes access()
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as e:
+        raise UsageError(f"{flag} '{path}': cannot write in {directory}: {e.strerror}") from None
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise UsageError(f"{flag} '{path}': Permission denied")
+
+
+def _int(flag):
+    def conv(text):
+        try:
+            return int(text, 0)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}': expected a whole number") from None
+    conv.__name__ = flag
+    return conv
+
+
+def _float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}': expected a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"'{text}': expected a finite number")
+    return value
+
+
+def build_parser():
+    p = _Parser(prog="smddp-bench-torch",
+                description="smddp-bench's sweeps through torch.distributed (smddp, nccl, gloo, mpi)")
+    p.add_argument("collectives", nargs="*", default=["allreduce"],
+                   help="allreduce allgather allgather_list reducescatter broadcast reduce alltoall barrier, or all")
+    p.add_argument("-b", "--minbytes", default="32M", help="smallest size (K, M, G suffixes)")
+    p.add_argument("-e", "--maxbytes", default="32M", help="largest size")
+    p.add_argument("-f", "--stepfactor", type=_float, default=2.0, help="multiply the size by this each row")
+    p.add_argument("-i", "--stepbytes", default="", help="add this many bytes each row (instead of -f)")
+    p.add_argument("-n", "--iters", type=_int("iters"), default=20, help="timed iterations per row")
+    p.add_argument("-w", "--warmup-iters", type=_int("warmup"), default=5, help="untimed iterations per row")
+    p.add_argument("-c", "--check", type=_int("check"), default=1, help="checking iterations per row (0: off)")
+    p.add_argument("-d", "--datatype", default="float32", help="data type name, a comma list, or all")
+    p.add_argument("-o", "--op", default="sum", help="sum prod min max avg, a comma list, or all")
+    p.add_argument("-r", "--root", type=_int("root"), default=0, help="root rank of broadcast and reduce")
+    p.add_argument("-a", "--average", type=_int("average"), default=1,
+                   help="time across ranks: 0 rank 0, 1 mean, 2 min, 3 max")
+    p.add_argument("-T", "--timeout", type=_float, default=None,
+                   help="seconds one collective call may take (default: SMDDP_TIMEOUT or 300)")
+    p.add_argument("-J", "--output-file", default="", help="write results as JSON (rewritten after every row)")
+    p.add_argument("--backend", default="smddp", help="smddp, nccl, gloo or mpi; a comma list compares them")
+    p.add_argument("--mem", default="auto", help="tensors on: auto (cuda when a device is present), host or cuda")
+    p.add_argument("--in-place", action="store_true", help="only in-place")
+    p.add_argument("--out-of-place", action="store_true", help="only out-of-place")
+    p.add_argument("--both", action="store_true", help="out-of-place and in-place (default)")
+    p.add_argument("--per-iteration", action="store_true", help="time every iteration: min p50 p95 p99 max cv")
+    p.add_argument("--min-busbw", type=_float, default=0.0, help="exit 2 when the average busbw is below, GB/s")
+    p.add_argument("--seed", type=_int("seed"), default=0x5EED, help="seed of the generated data")
+    p.add_argument("-q", "--quiet", action="store_true", help="no table header")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    return p
+
+
+def parse(argv):
+    """argparse.Namespace with validated, normalised fields; raises UsageError."""
+    o = build_parser().parse_intermixed_args(argv)
+    if o.version:
+        return o
+    collectives = []
+    valid = COLLECTIVES + EXTRA_COLLECTIVES
+    for name in o.collectives:
+        if name == "all":
+            collectives += COLLECTIVES
+            continue
+        name = COLLECTIVE_ALIASES.get(name, name)
+        if name not in valid:
+            raise UsageError(f"unknown collective '{name}'; valid: {', '.join(valid)}, all")
+        collectives.append(name)
+    o.collectives = collectives or ["allreduce"]
+    o.min_bytes = parse_size(o.minbytes, "-b/--minbytes")
+    o.max_bytes = parse_size(o.maxbytes, "-e/--maxbytes")
+    if o.min_bytes > o.max_bytes:
+        raise UsageError(f"-b/--minbytes ({o.minbytes}) is above -e/--maxbytes ({o.maxbytes})")
+    o.step_bytes = 0
+    if o.stepbytes:
+        o.step_bytes = parse_size(o.stepbytes, "-i/--stepbytes")
+        if o.step_bytes == 0:
+            raise UsageError("-i/--stepbytes must be above 0")
+    elif not o.stepfactor > 1 and o.min_bytes != o.max_bytes:
+        raise UsageError("-f/--stepfactor must be above 1")
+    if o.iters < 1:
+        raise UsageError("-n/--iters must be at least 1")
+    if o.warmup_iters < 0:
+        raise UsageError("-w/--warmup-iters must not be negative")
+    if o.check < 0:
+        raise UsageError("-c/--check must not be negative")
+    if o.timeout is None:
+        env = os.environ.get("SMDDP_TIMEOUT", "300")
+        try:
+            o.timeout = float(env)
+        except ValueError:
+            raise UsageError(f"SMDDP_TIMEOUT='{env}': expected seconds") from None
+    if o.timeout < 0:
+        raise UsageError("-T/--timeout must not be negative")
+    if o.min_busbw < 0:
+        raise UsageError("--min-busbw must not be negative")
+    if not 0 <= o.average <= 3:
+        raise UsageError("-a/--average must be 0, 1, 2 or 3")
+    if o.root < 0:
+        raise UsageError(f"-r/--root {o.root} is not a rank of this job")
+    if not 0 <= o.seed < 1 << 64:
+        raise UsageError(f"--seed {o.seed}: expected 0 .. 2^64-1")
+    o.dtypes = _names(o.datatype, DTYPES, DTYPE_ALIASES, "-d/--datatype", "datatype")
+    o.ops = _names(o.op, OPS, {}, "-o/--op", "op")
+    o.backends = _split(o.backend)
+    if not o.backends:
+        raise UsageError(f"--backend is empty; valid: {', '.join(BACKENDS)}")
+    for b in o.backends:
+        if b not in BACKENDS:
+            raise UsageError(f"unknown backend '{b}'; valid: {', '.join(BACKENDS)}")
+    if len(set(o.backends)) != len(o.backends):
+        raise UsageError(f"--backend '{o.backend}' names a backend twice")
+    if o.mem not in ("auto", "host", "cuda"):
+        raise UsageError(f"unknown --mem '{o.mem}'; valid: auto, host, cuda")
+    if o.in_place + o.out_of_place + o.both > 1:
+        raise UsageError("--in-place, --out-of-place and --both exclude each other")
+    o.placements = ["in-place"] if o.in_place else ["out-of-place"] if o.out_of_place else \
+        ["out-of-place", "in-place"]
+    _check_writable(o.output_file, "-J/--output-file")
+    return o
+
+
+def sweep_sizes(o):
+    """Sizes of the sweep, in bytes, before per-collective rounding (options.cc)."""
+    sizes, s = [], o.min_bytes
+    while s <= o.max_bytes:
+        sizes.append(s)
+        nxt = s + o.step_bytes if o.step_bytes else int(math.ceil(s * o.stepfactor))
+        if nxt <= s:
+            break  # a factor that cannot grow 0
+        s = nxt
+    return sizes
