@@ -415,11 +415,7 @@ int run_benchmark(const BenchOptions& o) {
     std::fflush(stderr);
     summary.error = e.what();
     summary.exit_code = exit_code;
-    if (dynamic_cast<const TimeoutError*>(&e)) {
-      // TimeoutError messages start with the collective's name.
-      std::string what = e.what();
-      summary.timed_out_collective = what.substr(0, what.find(' '));
-    }
+    if (dynamic_cast<const TimeoutError*>(&e)) summary.timed_out_collective = e.collective();
     for (auto& rep : reporters) {
       try {
         rep->end(summary);

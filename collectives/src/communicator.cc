@@ -2,9 +2,6 @@
 // segment and the selector together, validates calls, and runs them.
 #include "smddp/communicator.h"
 
-#include <sched.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
@@ -15,7 +12,7 @@
 #include "algorithms/selector.h"
 #include "algorithms/shm_steps.h"
 #include "core/check.h"
-#include "core/wait.h"
+#include "core/placement.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "transport/bootstrap.h"
@@ -51,11 +48,17 @@ int env_int(const char* name, int fallback) {
   return static_cast<int>(x);
 }
 
-// Cores this process may run on (its affinity mask, else the online count).
-int usable_cores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-  return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+// Every rank's CPU mask, judged per real host (not per virtual node: ranks
+// of one host share its cores whatever SMDDP_RANKS_PER_NODE says).
+Placement gather_placement(Bootstrap& bootstrap, const Topology& topo) {
+  const RankCpus mine = probe_this_rank();
+  std::vector<RankCpus> all(static_cast<size_t>(topo.size));
+  bootstrap.allgather(&mine, all.data(), sizeof(RankCpus));
+  std::vector<int> host_of(static_cast<size_t>(topo.size));
+  for (int r = 0; r < topo.size; ++r) {
+    host_of[r] = static_cast<int>(std::find(topo.hosts.begin(), topo.hosts.end(), topo.hosts[r]) - topo.hosts.begin());
+  }
+  return judge_placement(all, host_of, topo.rank);
 }
 
 Group make_group(GroupKind kind, std::vector<int> ranks, int world_rank) {
@@ -75,9 +78,7 @@ class EngineCommunicator final : public Communicator {
                                                  : env_int("SMDDP_RANKS_PER_NODE", 0))),
         selector_(Selector::from_environment()) {
     detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
-    // Ranks on this host, not in this (possibly virtual) node, share its cores.
-    const auto same_host = std::count(topo_.hosts.begin(), topo_.hosts.end(), topo_.hosts[topo_.rank]);
-    set_oversubscribed(same_host > usable_cores());
+    placement_ = gather_placement(*bootstrap_, topo_);
     timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
                                            : env_double("SMDDP_TIMEOUT", kDefaultTimeoutSeconds);
     if (topo_.local_size > 1) {
@@ -112,6 +113,9 @@ class EngineCommunicator final : public Communicator {
   int num_nodes() const override { return topo_.num_nodes; }
   const std::string& host(int rank) const override { return topo_.hosts.at(rank); }
   const std::string& last_algorithm() const override { return last_algorithm_; }
+  PlacementInfo placement() const override {
+    return {placement_.oversubscribed, placement_.dedicated_cores, placement_.host_ranks, placement_.host_cpus};
+  }
   void set_timeout(double seconds) override {
     if (!(seconds > 0)) throw UsageError("timeout must be positive");
     timeout_ = seconds;
@@ -119,16 +123,23 @@ class EngineCommunicator final : public Communicator {
   double timeout() const override { return timeout_; }
 
   void run(const CollectiveArgs& args, const CallOptions& options) override {
-    if (broken_) throw TransportError("communicator is unusable after an earlier failure: " + broken_reason_);
-    Call call = validate(args);
-    const std::string_view algorithm = algorithm_for(args, options.algorithm);
-    ctx_->scope = WaitScope{to_string(args.collective), Deadline(timeout_), timeout_};
-    ctx_->tag = (ctx_->tag + 1) & 0x3fffffff;
+    const std::string_view collective = to_string(args.collective);
+    ++sequence_;
+    if (broken_) {
+      throw TransportError("communicator is unusable after an earlier failure: " + broken_reason_,
+                           {std::string(collective), -1, "", sequence_});
+    }
     try {
-      last_algorithm_ = std::string(ctx_->run(ctx_->world, call, algorithm));
-    } catch (const UsageError&) {
+      const Call call = validate(args);
+      ctx_->scope = WaitScope{to_string(args.collective), Deadline(timeout_), timeout_, sequence_,
+                              placement_.shared_cores()};
+      ctx_->tag = (ctx_->tag + 1) & 0x3fffffff;
+      last_algorithm_ = std::string(ctx_->run(ctx_->world, call, options.algorithm));
+    } catch (UsageError& e) {
+      e.stamp_call(std::string(collective), sequence_);
       throw;
-    } catch (const Error& e) {
+    } catch (Error& e) {
+      e.stamp_call(std::string(collective), sequence_);
       // Peers may be mid-protocol: no further call can be trusted.
       broken_ = true;
       broken_reason_ = e.what();
@@ -168,17 +179,13 @@ class EngineCommunicator final : public Communicator {
       c.blocks = patterns::Partition::equal(a.count, n);
     }
     if (a.collective == Collective::Barrier) c.count = 0;
-    return c;
-  }
-
-  // Device buffers run through a CUDA algorithm ("auto": cuda_staged).
-  static std::string_view algorithm_for(const CollectiveArgs& a, std::string_view requested) {
-    if (a.memory == MemoryKind::Host) return requested;
-#if SMDDP_CUDA_ENABLED
-    return cuda::device_algorithm(a.collective, requested);
-#else
-    throw UsageError("device buffers need a build with CUDA (SMDDP_WITH_CUDA)");
+    // The barrier touches no buffer: host algorithms run it whatever the kind.
+    c.memory = a.collective == Collective::Barrier ? MemoryKind::Host : a.memory;
+#if !SMDDP_CUDA_ENABLED
+    if (c.memory == MemoryKind::Cuda) throw UsageError("device buffers need a build with CUDA (SMDDP_WITH_CUDA)");
 #endif
+    c.placement = &placement_;
+    return c;
   }
 
   void finish_average(const CollectiveArgs& a) {
@@ -194,6 +201,7 @@ class EngineCommunicator final : public Communicator {
 
   std::unique_ptr<Bootstrap> bootstrap_;
   Topology topo_;
+  Placement placement_;
   Selector selector_;
   double timeout_ = kDefaultTimeoutSeconds;
   std::unique_ptr<ShmSegment> segment_;
@@ -203,6 +211,7 @@ class EngineCommunicator final : public Communicator {
   std::unique_ptr<ShmSteps> steps_;
   std::unique_ptr<Context> ctx_;
   std::string last_algorithm_;
+  uint64_t sequence_ = 0;  // calls so far (ErrorFields::sequence)
   bool broken_ = false;
   std::string broken_reason_;
 };

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "core/wait.h"
 #include "smddp/error.h"
 
 using namespace smddp;
@@ -55,10 +54,10 @@ TEST(Selector, DefaultsAreOrderedBySize) {
   ASSERT_FALSE(large.empty());
   // Across nodes: hierarchical for latency, the sharded exchange for mid
   // sizes, hierarchical again when the links are the bound.
-  EXPECT_EQ(small.front(), "hierarchical");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 512 << 10).front(), "sharded");
-  EXPECT_EQ(large.front(), "hierarchical");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front(), "shm_direct");
+  EXPECT_EQ(small.front()->info.name, "hierarchical");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 512 << 10).front()->info.name, "sharded");
+  EXPECT_EQ(large.front()->info.name, "hierarchical");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front()->info.name, "shm_direct");
   // Every default names registered algorithms.
   for (const auto& rule : default_rules()) {
     for (const auto& name : rule.candidates) {
@@ -90,29 +89,25 @@ TEST(Selector, ForcedAlgorithm) {
 
 TEST(Selector, SingleCopyAllreduceNeedsDedicatedCores) {
   Selector s(default_rules());
-  set_oversubscribed(false);
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front(), "cma");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 1 << 20).front(), "cma");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 512 << 10).front(), "shm_direct");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 64 << 10).front(), "shm_direct");
-  set_oversubscribed(true);
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 1 << 20).front(), "shm_direct");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front(), "shm_direct");
-  set_oversubscribed(false);
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20).front()->info.name, "cma");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 1 << 20).front()->info.name, "cma");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 512 << 10).front()->info.name, "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 64 << 10).front()->info.name, "shm_direct");
+  // Ranks sharing cores: the dedicated_cores rows do not apply.
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 1 << 20, false).front()->info.name, "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20, false).front()->info.name, "shm_direct");
 }
 
 TEST(Selector, SingleCopyCrossoversDependOnCores) {
   Selector s(default_rules());
-  set_oversubscribed(false);
-  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 128 << 10).front(), "shm_direct");
-  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 256 << 10).front(), "cma");
-  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 512 << 10).front(), "shm_direct");
-  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 1 << 20).front(), "cma");
-  set_oversubscribed(true);
-  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 2 << 20).front(), "shm_direct");
-  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 4 << 20).front(), "cma");
-  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 1 << 20).front(), "cma");
-  set_oversubscribed(false);
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 128 << 10).front()->info.name, "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 256 << 10).front()->info.name, "cma");
+  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 512 << 10).front()->info.name, "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 1 << 20).front()->info.name, "cma");
+  // Ranks sharing cores: the dedicated_cores rows do not apply.
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 2 << 20, false).front()->info.name, "shm_direct");
+  EXPECT_EQ(s.candidates(Collective::AllToAll, Scope::SingleNode, 4 << 20, false).front()->info.name, "cma");
+  EXPECT_EQ(s.candidates(Collective::Broadcast, Scope::SingleNode, 1 << 20, false).front()->info.name, "cma");
 }
 
 TEST(Selector, EnvironmentForcesTheCallersCollectiveOnly) {
@@ -141,6 +136,40 @@ TEST(Selector, RecursiveDoublingDeclinesNonPowerOfTwo) {
   EXPECT_EQ(s.choose(ctx, world(f.t), c, "auto").info.name, "ring");
 }
 
+TEST(Selector, PlacementDecidesSingleCopy) {
+  Selector s(default_rules());
+  Placement spare;
+  Placement shared;
+  shared.any_host_oversubscribed = true;
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20, spare.cores_to_spare())
+                .front()->info.name, "cma");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20, shared.cores_to_spare())
+                .front()->info.name, "shm_direct");
+}
+
+TEST(Selector, DeviceMemoryHasItsOwnRules) {
+  Selector s(default_rules());
+  // Host rules never answer for device buffers; CUDA builds add cuda_staged.
+  auto device = s.candidates(Collective::AllReduce, Scope::SingleNode, 8 << 20, true, MemoryKind::Cuda);
+#if SMDDP_CUDA_ENABLED
+  ASSERT_FALSE(device.empty());
+  EXPECT_EQ(device.front()->info.name, "cuda_staged");
+#else
+  EXPECT_TRUE(device.empty());
+#endif
+  // A host-only algorithm forced on device buffers is a usage error.
+  Fixture f(topology(1, 2));
+  Context ctx(f.router, f.t, nullptr, s);
+  Call c = allreduce(64);
+  c.memory = MemoryKind::Cuda;
+  EXPECT_THROW(s.choose(ctx, world(f.t), c, "ring"), UsageError);
+}
+
+TEST(Selector, UnknownNameInARuleIsRefusedUpFront) {
+  std::vector<SelectionRule> rules = {{Collective::AllReduce, Scope::SingleNode, 64, {"warp"}}};
+  EXPECT_THROW(Selector{rules}, UsageError);
+}
+
 TEST(Selector, TuningFileRulesComeFirst) {
   auto rules = parse_tuning("# comment\nallreduce multi 1048576 ring\n\nallreduce single inf tree # x\n", "t");
   ASSERT_EQ(rules.size(), 2u);
@@ -148,9 +177,9 @@ TEST(Selector, TuningFileRulesComeFirst) {
   EXPECT_EQ(rules[1].scope, Scope::SingleNode);
   for (auto& r : default_rules()) rules.push_back(r);
   Selector s(rules);
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 4096).front(), "ring");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 2 << 20).front(), "hierarchical");
-  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front(), "tree");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 4096).front()->info.name, "ring");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 2 << 20).front()->info.name, "hierarchical");
+  EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front()->info.name, "tree");
 }
 
 TEST(Selector, TuningFileErrorsNameTheLine) {

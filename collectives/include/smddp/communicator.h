@@ -27,8 +27,9 @@ struct CollectiveArgs {
   ReduceOp op = ReduceOp::Sum;
   int root = 0;
   // Where send and recv live. Cuda: memory of the current CUDA device, ready
-  // (the caller's streams synchronised); the call runs a CUDA algorithm
-  // (cuda_staged for "auto") and is complete when it returns.
+  // (the caller's streams synchronised); the selector picks among the
+  // algorithms that handle it (cuda_staged) and the call is complete when it
+  // returns.
   MemoryKind memory = MemoryKind::Host;
 };
 
@@ -50,6 +51,15 @@ struct CommunicatorOptions {
   // libfabric provider (empty: SMDDP_FABRIC_PROVIDER, else FI_PROVIDER, else
   // efa when present, else tcp).
   std::string fabric_provider;
+};
+
+// How the ranks sit on this rank's host, judged once at creation from every
+// rank's CPU affinity mask (docs/engine.md, "Placement").
+struct PlacementInfo {
+  bool oversubscribed = false;   // the host's ranks cannot each have a CPU of their own
+  bool dedicated_cores = false;  // this rank has CPUs no other rank of its host has
+  int host_ranks = 1;            // ranks of this communicator on the host
+  int host_cpus = 0;             // CPUs in the union of their affinity masks
 };
 
 class Communicator {
@@ -84,6 +94,8 @@ class Communicator {
 
   // The algorithm that ran the last call.
   virtual const std::string& last_algorithm() const = 0;
+  // The placement verdict selection and waiting use.
+  virtual PlacementInfo placement() const = 0;
 
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;

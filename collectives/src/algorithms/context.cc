@@ -22,7 +22,8 @@ size_t Call::bytes(int group_size) const {
 
 void Scratch::Free::operator()(void* p) const { std::free(p); }
 
-void* Scratch::get(int slot, size_t bytes) {
+void* Scratch::raw(ScratchSlot which, size_t bytes) {
+  const int slot = static_cast<int>(which);
   if (bytes > sizes_[slot]) {
     // Grow geometrically so sweeps over sizes do not reallocate every call.
     size_t want = std::max(bytes, sizes_[slot] * 2);
@@ -63,6 +64,12 @@ void Context::recv(const Group& g, int from, void* buf, size_t bytes) {
 
 std::string_view Context::run(const Group& g, const Call& call, std::string_view algorithm) {
   const Algorithm& a = selector_.choose(*this, g, call, algorithm);
+  a.run(*this, g, call);
+  return a.info.name;
+}
+
+std::string_view Context::run(const Group& g, const Call& call, const Algorithm& a) {
+  check_forced(a, *this, g, call);
   a.run(*this, g, call);
   return a.info.name;
 }

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/placement.h"
 #include "patterns/patterns.h"
 #include "smddp/communicator.h"
 #include "smddp/types.h"
@@ -29,6 +30,7 @@ namespace smddp {
 
 class ShmSteps;
 class Selector;
+struct Algorithm;
 
 enum class GroupKind : uint8_t { World, Node, Cross };
 
@@ -51,23 +53,45 @@ struct Call {
   DataType dtype = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;  // never Avg here: the communicator divides
   int root = 0;
+  // What selection keys on besides the size: where the buffers live and
+  // how the ranks sit on their cores (the communicator's; nullptr in unit
+  // tests: cores to spare). Copies for nested calls inherit both.
+  MemoryKind memory = MemoryKind::Host;
+  const Placement* placement = nullptr;
 
   size_t esize() const { return dtype_size(dtype); }
   // The bytes the selector keys on: the whole vector of the collective.
   size_t bytes(int group_size) const;
 };
 
+// Scratch memory by purpose. An algorithm that runs nested collectives
+// keeps its own buffers in a slot no leaf algorithm uses, so a nested call
+// cannot overwrite them.
+enum class ScratchSlot : uint8_t {
+  Incoming,     // leaf algorithms: data received from a peer
+  Accumulator,  // leaf algorithms: partial results kept across steps
+  Window,       // composite algorithms (sharded): live across nested calls
+  Reduced,      // shm_direct, cma: cache-resident reduction output
+  SavedInput,   // in-place calls: the input set aside before it is overwritten
+};
+inline constexpr int kNumScratchSlots = 5;
+
 // Reusable aligned scratch buffers, grown on demand, kept between calls.
 class Scratch {
  public:
-  void* get(int slot, size_t bytes);
+  // Room for `count` elements of T in `slot` (4 KiB aligned).
+  template <typename T = char>
+  T* get(ScratchSlot slot, size_t count) {
+    return static_cast<T*>(raw(slot, count * sizeof(T)));
+  }
 
  private:
+  void* raw(ScratchSlot slot, size_t bytes);
   struct Free {
     void operator()(void* p) const;
   };
-  std::unique_ptr<void, Free> buffers_[4];
-  size_t sizes_[4] = {};
+  std::unique_ptr<void, Free> buffers_[kNumScratchSlots];
+  size_t sizes_[kNumScratchSlots] = {};
 };
 
 class Context {
@@ -90,6 +114,9 @@ class Context {
 
   // Runs a collective on a group through the selector; returns the name.
   std::string_view run(const Group& g, const Call& call, std::string_view algorithm = "auto");
+  // Runs a given algorithm (resolved once by the caller); UsageError when it
+  // declines the call.
+  std::string_view run(const Group& g, const Call& call, const Algorithm& algorithm);
 
   Router& router() { return router_; }
 

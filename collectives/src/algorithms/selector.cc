@@ -5,7 +5,7 @@
 #include <limits>
 #include <sstream>
 
-#include "core/wait.h"
+#include "core/placement.h"
 #include "smddp/error.h"
 
 namespace smddp {
@@ -25,6 +25,7 @@ struct DefaultRule {
   size_t max_bytes;
   const char* candidates;
   bool dedicated_cores = false;
+  MemoryKind memory = MemoryKind::Host;
 };
 
 // The default choices. Rows are tried top-down; the first row of the
@@ -75,7 +76,27 @@ constexpr DefaultRule kDefaults[] = {
     {Collective::AllToAll, Scope::MultiNode, kAny, "pairwise"},
     {Collective::Barrier, Scope::SingleNode, kAny, "shm,dissemination"},
     {Collective::Barrier, Scope::MultiNode, kAny, "dissemination"},
+#if SMDDP_CUDA_ENABLED
+    // Device buffers: staged through pinned host memory; the host
+    // collective inside is selected by the rows above.
+    {Collective::AllReduce, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::AllReduce, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::AllGather, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::AllGather, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::ReduceScatter, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::ReduceScatter, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::Broadcast, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::Broadcast, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::Reduce, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::Reduce, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::AllToAll, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+    {Collective::AllToAll, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
+#endif
 };
+
+bool handles(const Algorithm& a, MemoryKind m) {
+  return m == MemoryKind::Cuda ? a.info.cuda_memory : a.info.host_memory;
+}
 
 std::vector<std::string> split_names(std::string_view list) {
   std::vector<std::string> out;
@@ -100,7 +121,7 @@ std::string env_name(Collective c) {
 std::vector<SelectionRule> default_rules() {
   std::vector<SelectionRule> rules;
   for (const DefaultRule& d : kDefaults) {
-    rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates), d.dedicated_cores});
+    rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates), d.dedicated_cores, d.memory});
   }
   return rules;
 }
@@ -135,11 +156,28 @@ std::vector<SelectionRule> parse_tuning(std::string_view text, std::string_view 
     SelectionRule rule{*c, scope == "single" ? Scope::SingleNode : Scope::MultiNode, max_bytes,
                        split_names(names)};
     for (const auto& n : rule.candidates) {
-      if (!find_algorithm(*c, n)) fail("no " + coll + " algorithm named '" + n + "'");
+      const Algorithm* a = find_algorithm(*c, n);
+      if (!a) fail("no " + coll + " algorithm named '" + n + "'");
+      // A rule naming device algorithms is for device buffers.
+      if (a->info.cuda_memory && !a->info.host_memory) rule.memory = MemoryKind::Cuda;
     }
     rules.push_back(std::move(rule));
   }
   return rules;
+}
+
+Selector::Selector(const std::vector<SelectionRule>& rules) {
+  for (const SelectionRule& r : rules) {
+    Resolved out{r.collective, r.scope, r.max_bytes, r.dedicated_cores, r.memory, {}};
+    for (const auto& name : r.candidates) {
+      const Algorithm* a = find_algorithm(r.collective, name);
+      if (!a) {
+        throw UsageError("no " + std::string(to_string(r.collective)) + " algorithm named '" + name + "'");
+      }
+      out.candidates.push_back(a);
+    }
+    rules_.push_back(std::move(out));
+  }
 }
 
 Selector Selector::from_environment() {
@@ -152,12 +190,12 @@ Selector Selector::from_environment() {
     rules = parse_tuning(text.str(), path);
   }
   for (auto& r : default_rules()) rules.push_back(std::move(r));
-  Selector s(std::move(rules));
+  Selector s(rules);
   for (Collective c : all_collectives()) {
     std::string var = env_name(c);
     if (const char* v = std::getenv(var.c_str()); v && *v) {
-      if (!find_algorithm(c, v)) throw UsageError(var + "=" + v + ": no such algorithm");
-      s.forced_[static_cast<int>(c)] = v;
+      s.forced_[static_cast<int>(c)] = find_algorithm(c, v);
+      if (!s.forced_[static_cast<int>(c)]) throw UsageError(var + "=" + v + ": no such algorithm");
     }
   }
   return s;
@@ -169,43 +207,63 @@ Scope scope_of(const Context& ctx, const Group& g) {
   return ctx.topo.num_nodes > 1 ? Scope::MultiNode : Scope::SingleNode;
 }
 
-const std::vector<std::string>& Selector::candidates(Collective c, Scope scope, size_t bytes) const {
-  static const std::vector<std::string> kNone;
+std::span<const Algorithm* const> Selector::candidates(Collective c, Scope scope, size_t bytes,
+                                                       bool cores_to_spare, MemoryKind memory) const {
   for (const auto& r : rules_) {
-    if (r.dedicated_cores && oversubscribed()) continue;
-    if (r.collective == c && r.scope == scope && bytes <= r.max_bytes) return r.candidates;
+    if (r.dedicated_cores && !cores_to_spare) continue;
+    if (r.collective == c && r.scope == scope && r.memory == memory && bytes <= r.max_bytes) {
+      return r.candidates;
+    }
   }
-  return kNone;
+  return {};
+}
+
+void check_forced(const Algorithm& a, const Context& ctx, const Group& g, const Call& call) {
+  if (call.memory == MemoryKind::Cuda && !a.info.cuda_memory) {
+    throw UsageError(std::string(a.info.name) + " runs on host memory only; device buffers need a " +
+                     "CUDA algorithm (cuda_staged)");
+  }
+  if (const char* why = a.accepts(ctx, g, call)) {
+    throw UsageError(std::string(a.info.name) + " cannot run this " +
+                     std::string(to_string(call.collective)) + ": " + why);
+  }
 }
 
 const Algorithm& Selector::choose(const Context& ctx, const Group& g, const Call& call,
                                   std::string_view forced) const {
-  // SMDDP_ALGORITHM_<COLL> applies to the caller's collective, not to the
-  // node and cross-node steps an algorithm runs inside it.
-  if ((forced.empty() || forced == "auto") && g.kind == GroupKind::World) {
-    forced = forced_[static_cast<int>(call.collective)];
-  }
   if (!forced.empty() && forced != "auto") {
     const Algorithm* a = find_algorithm(call.collective, forced);
     if (!a) {
       throw UsageError("no " + std::string(to_string(call.collective)) + " algorithm named '" +
                        std::string(forced) + "'");
     }
-    if (const char* why = a->accepts(ctx, g, call)) {
-      throw UsageError(std::string(forced) + " cannot run this " +
-                       std::string(to_string(call.collective)) + ": " + why);
-    }
+    check_forced(*a, ctx, g, call);
     return *a;
   }
-  for (const auto& name : candidates(call.collective, scope_of(ctx, g), call.bytes(g.size()))) {
-    const Algorithm* a = find_algorithm(call.collective, name);
-    if (a && !a->accepts(ctx, g, call)) return *a;
+  // SMDDP_ALGORITHM_<COLL> applies to the caller's collective, not to the
+  // node and cross-node steps an algorithm runs inside it, and only to
+  // buffers of the memory it handles.
+  if (const Algorithm* env = forced_[static_cast<int>(call.collective)];
+      env && g.kind == GroupKind::World && handles(*env, call.memory)) {
+    check_forced(*env, ctx, g, call);
+    return *env;
+  }
+  const bool spare = call.placement ? call.placement->cores_to_spare() : true;
+  std::string first_reason;  // why the first candidate declined, for the error
+  auto take = [&](const Algorithm& a) {
+    const char* why = a.accepts(ctx, g, call);
+    if (why && first_reason.empty()) first_reason = std::string(a.info.name) + ": " + why;
+    return why == nullptr;
+  };
+  for (const Algorithm* a : candidates(call.collective, scope_of(ctx, g), call.bytes(g.size()), spare, call.memory)) {
+    if (take(*a)) return *a;
   }
   // Any registered algorithm that accepts, so a gap in the table is not fatal.
   for (const Algorithm& a : algorithm_registry()) {
-    if (a.info.collective == call.collective && !a.accepts(ctx, g, call)) return a;
+    if (a.info.collective == call.collective && handles(a, call.memory) && take(a)) return a;
   }
-  throw UsageError("no algorithm can run this " + std::string(to_string(call.collective)));
+  throw UsageError("no algorithm can run this " + std::string(to_string(call.collective)) +
+                   (first_reason.empty() ? "" : " (" + first_reason + ")"));
 }
 
 }  // namespace smddp

@@ -1,13 +1,16 @@
-// Algorithm selection as data: rules of (collective, scope, up to bytes,
-// candidates in order). The defaults live in a table in selector.cc; a tuning
-// file (SMDDP_TUNING_FILE) adds rules in front of them, and
-// SMDDP_ALGORITHM_<COLLECTIVE>=name forces one algorithm.
+// Algorithm selection as data: rules of (collective, scope, memory kind, up
+// to bytes, candidates in order). The defaults live in a table in
+// selector.cc; a tuning file (SMDDP_TUNING_FILE) adds rules in front of
+// them, and SMDDP_ALGORITHM_<COLLECTIVE>=name forces one algorithm. A
+// communicator builds its Selector once: names are resolved to registry
+// rows then, so a call walks pointers, never compares names.
 //
 // Tuning file: one rule per line, '#' starts a comment:
 //   <collective> <single|multi> <max_bytes|inf> <name>[,<name>...]
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,7 +26,9 @@ struct SelectionRule {
   Scope scope;
   size_t max_bytes;
   std::vector<std::string> candidates;
-  bool dedicated_cores = false;  // applies only when no rank of the host shares a core
+  // Applies only when every rank has a core of its own (Placement::cores_to_spare).
+  bool dedicated_cores = false;
+  MemoryKind memory = MemoryKind::Host;  // the buffers' memory the rule is for
 };
 
 std::vector<SelectionRule> default_rules();
@@ -34,19 +39,34 @@ class Selector {
  public:
   // Defaults, plus SMDDP_TUNING_FILE and SMDDP_ALGORITHM_* overrides.
   static Selector from_environment();
-  explicit Selector(std::vector<SelectionRule> rules) : rules_(std::move(rules)) {}
+  // Resolves every name; UsageError for one the registry lacks.
+  explicit Selector(const std::vector<SelectionRule>& rules);
 
-  // Throws UsageError when a forced algorithm does not exist or declines.
+  // By the call's collective, group scope, bytes, memory kind and placement.
+  // Throws UsageError when a forced algorithm does not exist, does not
+  // handle the call's memory, or declines.
   const Algorithm& choose(const Context& ctx, const Group& g, const Call& call,
                           std::string_view forced) const;
-  // The candidate names for a call, in order (for tests and --list).
-  // Per call: a reference into the rules, no copy.
-  const std::vector<std::string>& candidates(Collective c, Scope scope, size_t bytes) const;
+  // The candidates of the first rule that applies, in order (for tests).
+  std::span<const Algorithm* const> candidates(Collective c, Scope scope, size_t bytes,
+                                               bool cores_to_spare = true,
+                                               MemoryKind memory = MemoryKind::Host) const;
 
  private:
-  std::vector<SelectionRule> rules_;
-  std::string forced_[kNumCollectives];
+  struct Resolved {
+    Collective collective;
+    Scope scope;
+    size_t max_bytes;
+    bool dedicated_cores;
+    MemoryKind memory;
+    std::vector<const Algorithm*> candidates;
+  };
+  std::vector<Resolved> rules_;
+  const Algorithm* forced_[kNumCollectives] = {};
 };
+
+// Throws UsageError unless `a` handles the call's memory and accepts it.
+void check_forced(const Algorithm& a, const Context& ctx, const Group& g, const Call& call);
 
 Scope scope_of(const Context& ctx, const Group& g);
 

@@ -30,7 +30,7 @@ uint64_t ShmSteps::wait_for(Counter which, int local, uint64_t at_least, const W
   std::atomic<uint64_t>& c = counter(which, local);
   if (uint64_t v = c.load(std::memory_order_acquire); v >= at_least) return v;
   const int peer = topo_.node_ranks[topo_.node][local];
-  Backoff backoff;
+  Backoff backoff(scope.shared_cores);
   uint64_t v;
   while ((v = c.load(std::memory_order_acquire)) < at_least) {
     router_.progress_network();

@@ -15,7 +15,7 @@ void allreduce_halving_doubling(Context& ctx, const Group& g, const Call& call) 
   copy_if_distinct(call.recv, call.send, bytes);
   const patterns::HalvingDoubling hd(g.size());
   const int me = g.me;
-  char* tmp = static_cast<char*>(ctx.scratch.get(0, bytes));
+  char* tmp = ctx.scratch.get(ScratchSlot::Incoming, bytes);
 
   if (hd.extra && me < 2 * hd.extra) {
     if (hd.sits_out(me)) {

@@ -34,7 +34,7 @@ void allreduce_shm_direct(Context& ctx, const Group&, const Call& call) {
       srcs[me] = at(call.send, off * es);  // our own input, still in cache
       // Reduce into cache-resident scratch, then stream out: no read for
       // ownership of the output, and no aliasing of the sources.
-      char* out = static_cast<char*>(ctx.scratch.get(3, c * es));
+      char* out = ctx.scratch.get(ScratchSlot::Reduced, c * es);
       reduce(out, srcs.data(), n, c, call.dtype, call.op);
       copy_out(at(call.recv, off * es), out, c * es, call.count * es);
       s.finish();

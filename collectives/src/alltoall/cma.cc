@@ -16,7 +16,7 @@ void alltoall_cma(Context& ctx, const Group&, const Call& call) {
   const size_t block = call.count * call.esize();
   const void* send = call.send;
   if (call.send == call.recv && block > 0) {
-    void* aside = ctx.scratch.get(0, block * n);
+    void* aside = ctx.scratch.get(ScratchSlot::SavedInput, block * n);
     std::memcpy(aside, call.send, block * n);
     send = aside;
   }

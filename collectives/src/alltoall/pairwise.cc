@@ -11,7 +11,7 @@ void alltoall_pairwise(Context& ctx, const Group& g, const Call& call) {
   const size_t block = call.count * call.esize();
   const void* send = call.send;
   if (send == call.recv && block > 0) {
-    void* saved = ctx.scratch.get(0, block * n);
+    void* saved = ctx.scratch.get(ScratchSlot::SavedInput, block * n);
     std::memcpy(saved, send, block * n);
     send = saved;
   }

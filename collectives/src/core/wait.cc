@@ -3,8 +3,6 @@
 #include <sched.h>
 #include <time.h>
 
-#include <atomic>
-
 namespace smddp {
 namespace {
 
@@ -19,8 +17,6 @@ constexpr Phases kDedicated{2000, 4000, 50'000};
 constexpr Phases kShared{32, 512, 20'000};
 constexpr uint64_t kSlowCheckEvery = 256;
 
-std::atomic<bool> g_oversubscribed{false};
-
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -31,11 +27,8 @@ inline void cpu_relax() {
 
 }  // namespace
 
-void set_oversubscribed(bool value) { g_oversubscribed.store(value, std::memory_order_relaxed); }
-bool oversubscribed() { return g_oversubscribed.load(std::memory_order_relaxed); }
-
 bool Backoff::pause() {
-  const Phases& p = oversubscribed() ? kShared : kDedicated;
+  const Phases& p = shared_cores_ ? kShared : kDedicated;
   ++polls_;
   if (polls_ < p.spin) {
     cpu_relax();

@@ -23,20 +23,20 @@ class Deadline {
   Clock::time_point when_;
 };
 
-// When ranks outnumber this process's cores, spinning only burns the core a
-// peer needs: waits then give the core away almost at once. Set once by the
-// communicator.
-void set_oversubscribed(bool oversubscribed);
-bool oversubscribed();
-
 class Backoff {
  public:
+  // shared_cores: this host's ranks share cores (the communicator's
+  // Placement), so spinning would burn the core a peer needs: give it away
+  // almost at once.
+  explicit Backoff(bool shared_cores) : shared_cores_(shared_cores) {}
+
   // One failed poll. Returns true every ~100 ms of sleeping, when the caller
   // should run its slower checks (deadline, peer liveness).
   bool pause();
   void reset() { polls_ = 0; }
 
  private:
+  bool shared_cores_;
   uint64_t polls_ = 0;
 };
 

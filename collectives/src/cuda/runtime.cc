@@ -41,9 +41,9 @@ bool is_device_pointer(const void* p) {
   return attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
 }
 
-void wait(cudaEvent_t event, const Deadline& deadline, const char* collective,
+void wait(cudaEvent_t event, const Deadline& deadline, bool shared_cores, const char* collective,
           double timeout_seconds, const char* doing) {
-  Backoff backoff;
+  Backoff backoff(shared_cores);
   for (;;) {
     cudaError_t rc = cudaEventQuery(event);
     if (rc == cudaSuccess) return;

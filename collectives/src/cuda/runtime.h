@@ -34,7 +34,8 @@ bool is_device_pointer(const void* p);
 // held while copies run); throws TimeoutError("<collective> timed out after
 // N s <doing>") when `deadline` passes first, TransportError when the event
 // reports a CUDA error (a device failure: exit 3 in the tools).
-void wait(cudaEvent_t event, const Deadline& deadline, const char* collective,
+// shared_cores: the Placement's verdict for this host (Backoff).
+void wait(cudaEvent_t event, const Deadline& deadline, bool shared_cores, const char* collective,
           double timeout_seconds, const char* doing);
 
 // A stream on the current device. Not cudaStreamNonBlocking: work the

@@ -184,6 +184,7 @@ class StagedRun {
     const int s = slot(k);
     const size_t len = length(k);
     Call c = call_;
+    c.memory = MemoryKind::Host;  // the staging slots: host algorithms run it
     c.send = in_slot(s);
     c.recv = out_slot(s);
     c.count = len;
@@ -205,7 +206,7 @@ class StagedRun {
 
   void wait(const cuda::Event& e, const char* doing) {
     const std::string what(ctx_.scope.collective);
-    cuda::wait(e.get(), ctx_.scope.deadline, what.c_str(), ctx_.scope.timeout_seconds, doing);
+    cuda::wait(e.get(), ctx_.scope.deadline, ctx_.scope.shared_cores, what.c_str(), ctx_.scope.timeout_seconds, doing);
   }
 
   Context& ctx_;
@@ -255,17 +256,6 @@ size_t staging_chunk_bytes() {
     return static_cast<size_t>(x);
   }();
   return bytes;
-}
-
-std::string_view device_algorithm(Collective c, std::string_view requested) {
-  if (c == Collective::Barrier) return requested;
-  if (requested.empty() || requested == "auto") return "cuda_staged";
-  const Algorithm* a = find_algorithm(c, requested);
-  if (a && !a->info.cuda_memory) {
-    throw UsageError(std::string(requested) + " runs on host memory only; device buffers need a " +
-                     "CUDA algorithm (cuda_staged)");
-  }
-  return requested;  // an unknown name is reported by the selector
 }
 
 void divide_on_device(void* dst, size_t count, DataType dtype, int divisor) {

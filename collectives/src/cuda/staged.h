@@ -1,6 +1,7 @@
 // What the Communicator needs to run calls whose buffers live in CUDA device
 // memory (CUDA builds only). The algorithm itself, "cuda_staged", is a
-// registry row for every collective that moves data (catalog.h).
+// registry row for every collective that moves data (catalog.h), and the
+// selector's candidate for device memory (selector.cc).
 #pragma once
 
 #include <cstddef>
@@ -9,11 +10,6 @@
 #include "smddp/types.h"
 
 namespace smddp::cuda {
-
-// The algorithm a device-memory call runs: "cuda_staged" for "auto" (the
-// barrier keeps `requested`: it touches no buffer); `requested` itself when
-// its row handles CUDA memory. Throws UsageError for a host-only algorithm.
-std::string_view device_algorithm(Collective c, std::string_view requested);
 
 // dst[i] /= divisor on device memory, the last step of Avg; returns when done.
 void divide_on_device(void* dst, size_t count, DataType dtype, int divisor);

@@ -9,9 +9,9 @@ namespace smddp {
 void reduce_tree(Context& ctx, const Group& g, const Call& call) {
   const size_t bytes = call.count * call.esize();
   const auto tree = patterns::binomial_tree(g.me, call.root, g.size());
-  void* acc = tree.parent < 0 ? call.recv : ctx.scratch.get(0, bytes);
+  void* acc = tree.parent < 0 ? call.recv : ctx.scratch.get(ScratchSlot::Accumulator, bytes);
   copy_if_distinct(acc, call.send, bytes);
-  void* incoming = ctx.scratch.get(1, bytes);
+  void* incoming = ctx.scratch.get(ScratchSlot::Incoming, bytes);
   for (auto child = tree.children.rbegin(); child != tree.children.rend(); ++child) {
     ctx.recv(g, *child, incoming, bytes);
     reduce_into(acc, incoming, call.count, call.dtype, call.op);

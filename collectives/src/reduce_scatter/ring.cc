@@ -18,8 +18,8 @@ void reduce_scatter_ring(Context& ctx, const Group& g, const Call& call) {
     return;
   }
   const size_t max_bytes = blocks.max_length() * es;
-  char* tmp[2] = {static_cast<char*>(ctx.scratch.get(0, max_bytes)),
-                  static_cast<char*>(ctx.scratch.get(1, max_bytes))};
+  char* tmp[2] = {ctx.scratch.get(ScratchSlot::Incoming, max_bytes),
+                  ctx.scratch.get(ScratchSlot::Accumulator, max_bytes)};
   const int right = patterns::ring_next(me, n);
   const int left = patterns::ring_prev(me, n);
   const char* outgoing = at(call.send, blocks.offset(patterns::mod(me - 1, n)) * es);

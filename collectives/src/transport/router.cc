@@ -23,7 +23,7 @@ void Router::progress_all() {
 }
 
 void Router::wait(std::span<Request> requests, const WaitScope& scope) {
-  Backoff backoff;
+  Backoff backoff(scope.shared_cores);
   size_t finished = 0;
   for (;;) {
     progress_all();
@@ -58,7 +58,8 @@ void Router::check_peer(int peer, const WaitScope& scope) {
   try {
     transport_of(peer).check_peer(peer);
   } catch (const PeerLostError& e) {
-    throw PeerLostError(std::string(scope.collective) + ": lost peer: " + e.what());
+    throw PeerLostError(std::string(scope.collective) + ": lost peer: " + e.what(),
+                        {std::string(scope.collective), peer, topo_.hosts[peer], scope.sequence});
   }
 }
 
@@ -66,7 +67,8 @@ void Router::timed_out(const WaitScope& scope, int peer, std::string_view doing)
   throw TimeoutError(std::string(scope.collective) + " timed out after " +
                      std::to_string(static_cast<long>(std::lround(scope.timeout_seconds))) +
                      " s " + std::string(doing) + " rank " + std::to_string(peer) + " on " +
-                     topo_.hosts[peer]);
+                     topo_.hosts[peer],
+                     {std::string(scope.collective), peer, topo_.hosts[peer], scope.sequence});
 }
 
 }  // namespace smddp

@@ -17,6 +17,8 @@ struct WaitScope {
   std::string_view collective;
   Deadline deadline;
   double timeout_seconds = 0;
+  uint64_t sequence = 0;      // the call's number on its communicator (ErrorFields)
+  bool shared_cores = false;  // this host's ranks share cores: waits yield early
 };
 
 class Router {
