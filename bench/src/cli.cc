@@ -104,6 +104,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_flag("--both", parts.both, "Out-of-place and in-place (default)");
   app.add_flag("--per-iteration", o.per_iteration, "Time every iteration: min p50 p95 p99 max cv per row");
   app.add_flag("--list-algorithms", o.list_algorithms, "List the smddp algorithms and exit");
+  app.add_flag("--list-config", o.list_config,
+               "List the SMDDP_* settings (value, default or environment) and exit");
+  app.add_flag("--markdown", o.markdown, "With --list-config: every setting as a Markdown table");
   app.add_flag("-q,--quiet", o.quiet, "No progress line and no table header");
   app.add_flag("--progress", o.progress,
                "Progress line on the launching terminal (/dev/tty), else stderr, even when output is redirected");

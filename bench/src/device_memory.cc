@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp::bench {
@@ -188,8 +189,7 @@ namespace {
 // nvmlDeviceGetCount_v2 through dlopen (NVML's documented ABI; no header is
 // installed here); -1 when NVML cannot be loaded or initialised.
 int nvml_gpus() {
-  const char* env = std::getenv("SMDDP_NVML_LIBRARY");
-  void* lib = dlopen(env && *env ? env : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* lib = dlopen(config::text("SMDDP_NVML_LIBRARY").c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) return -1;
   using Init = int (*)();
   using Count = int (*)(unsigned*);

@@ -14,6 +14,7 @@
 
 #include "run.h"
 #include "supervisor.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace {
@@ -36,6 +37,9 @@ int main(int argc, char** argv) {
     if (is_first_rank()) std::fprintf(stderr, "smddp-bench: %s\n", e.what());
     return bench::kExitUsage;
   }
+  // Every SMDDP_* setting, before the supervisor forks and the ranks connect:
+  // a bad one is one line from rank 0 and exit 64 on every rank.
+  config::check_or_exit("smddp-bench", config::kEngine | config::kBench);
   // Options are valid: from here on a rank killed by a signal is reported
   // by its supervisor as a lost rank.
   if (auto supervisor_exit = bench::supervise_rank(bench::kExitTimeout)) return *supervisor_exit;

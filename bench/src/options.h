@@ -38,6 +38,8 @@ struct BenchOptions {
   Placement placement = Placement::Both;
   bool per_iteration = false;
   bool list_algorithms = false;
+  bool list_config = false;
+  bool markdown = false;  // --list-config as README.md's table
   bool quiet = false;
   bool progress = false;  // the progress line even when the launch's output is redirected
   bool version = false;

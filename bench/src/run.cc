@@ -26,6 +26,7 @@
 #include "reporter.h"
 #include "smddp/algorithms.h"
 #include "smddp/communicator.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "smddp/version.h"
@@ -256,6 +257,12 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
   }
   if (o.list_algorithms) {
     print_algorithms();
+    return kExitOk;
+  }
+  if (o.list_config) {
+    config::print(stdout, config::kEngine | config::kBench, o.markdown);
+    std::fflush(stdout);
+    config::check_or_exit("smddp-bench", config::kEngine | config::kBench);  // a bad value: its line, 64
     return kExitOk;
   }
   for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);

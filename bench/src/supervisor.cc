@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string>
 
+#include "smddp/config.h"
+
 namespace smddp::bench {
 namespace {
 
@@ -24,10 +26,7 @@ void forward(int sig) {
   if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
 }
 
-bool disabled() {
-  const char* v = std::getenv("SMDDP_SUPERVISE");
-  return v && std::strcmp(v, "0") == 0;
-}
+bool disabled() { return !config::flag("SMDDP_SUPERVISE"); }
 
 std::string host_name() {
   char host[256] = {};

@@ -13,6 +13,7 @@
 #include "algorithms/shm_steps.h"
 #include "core/check.h"
 #include "core/placement.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "transport/bootstrap.h"
@@ -29,24 +30,6 @@ namespace smddp {
 namespace {
 
 constexpr double kDefaultTimeoutSeconds = 300;
-
-double env_double(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  double x = std::strtod(v, &end);
-  if (*end || !(x > 0)) throw UsageError(std::string(name) + "=" + v + ": expected a positive number");
-  return x;
-}
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  long x = std::strtol(v, &end, 10);
-  if (*end || x <= 0 || x > 1 << 20) throw UsageError(std::string(name) + "=" + v + ": expected a positive integer");
-  return static_cast<int>(x);
-}
 
 // Every rank's CPU mask, judged per real host (not per virtual node: ranks
 // of one host share its cores whatever SMDDP_RANKS_PER_NODE says).
@@ -75,12 +58,12 @@ class EngineCommunicator final : public Communicator {
       : bootstrap_(std::move(bootstrap)),
         topo_(discover_topology(*bootstrap_, options.ranks_per_node > 0
                                                  ? options.ranks_per_node
-                                                 : env_int("SMDDP_RANKS_PER_NODE", 0))),
+                                                 : static_cast<int>(config::integer("SMDDP_RANKS_PER_NODE")))),
         selector_(Selector::from_environment()) {
     detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
     placement_ = gather_placement(*bootstrap_, topo_);
     timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
-                                           : env_double("SMDDP_TIMEOUT", kDefaultTimeoutSeconds);
+                                           : config::seconds("SMDDP_TIMEOUT");
     if (topo_.local_size > 1) {
       segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
       shm_ = make_shm_transport(*segment_, topo_);
@@ -224,6 +207,7 @@ std::unique_ptr<Communicator> make_engine_communicator(std::unique_ptr<Bootstrap
 }
 
 std::unique_ptr<Communicator> Communicator::create_from_mpi(const CommunicatorOptions& options) {
+  config::check(config::kEngine);  // before MPI_Init: a bad setting is no one's peer failure
   return make_engine_communicator(make_mpi_bootstrap(), options);
 }
 

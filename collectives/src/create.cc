@@ -7,6 +7,7 @@
 
 #include "engine.h"
 #include "smddp/communicator.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transport/bootstrap.h"
 #include "transport/tcp_bootstrap.h"
@@ -41,10 +42,12 @@ BootstrapKind bootstrap_from_environment() {
 }
 
 std::unique_ptr<Communicator> Communicator::create_from_env(const CommunicatorOptions& options) {
+  config::check(config::kEngine);  // before the TCP store: a bad setting is no one's peer failure
   return make_engine_communicator(make_tcp_bootstrap(read_torchrun_environment()), options);
 }
 
 std::unique_ptr<Communicator> Communicator::create(const CommunicatorOptions& options) {
+  config::check(config::kEngine);
   if (bootstrap_from_environment() == BootstrapKind::TcpStore) return create_from_env(options);
   return create_from_mpi(options);
 }

@@ -8,6 +8,8 @@
 
 #include "commands.h"
 #include "common/exit_codes.h"
+#include "preflight/cluster.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/version.h"
 
@@ -23,10 +25,13 @@ int usage_error(const std::string& what) {
 int main(int argc, char** argv) {
   using namespace smddp::diag;
   CLI::App app{"smddp-diag: topology, fabric probes, preflight health checks and a node exporter", "smddp-diag"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);  // none only with --list-config (checked below)
   app.fallthrough();
   app.set_version_flag("--version", std::string(smddp::kVersion));
   GlobalOptions global;
+  bool list_config = false, markdown = false;
+  app.add_flag("--list-config", list_config, "List the SMDDP_* settings (value, default or environment) and exit");
+  app.add_flag("--markdown", markdown, "With --list-config: every setting as a Markdown table");
   app.add_option("--sysfs-root", global.sysfs_root,
                  "Read /sys and /proc under this directory (tests; default SMDDP_SYSFS_ROOT or /)");
   app.add_option("--nvml-library", global.nvml_library,
@@ -59,6 +64,18 @@ int main(int argc, char** argv) {
     }
     return usage_error(what + " (see smddp-diag --help)");
   }
+
+  // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
+  smddp::config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
+  constexpr unsigned kUsers = smddp::config::kEngine | smddp::config::kDiag;
+  if (list_config) {
+    smddp::config::print(stdout, kUsers, markdown);
+    std::fflush(stdout);
+    smddp::config::check_or_exit("smddp-diag", kUsers);
+    return 0;
+  }
+  // Before any subcommand touches MPI or the engine: one line from rank 0, 64.
+  smddp::config::check_or_exit("smddp-diag", kUsers);
 
   Command* selected = nullptr;
   for (auto& c : commands) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/placement.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp {
@@ -182,9 +183,9 @@ Selector::Selector(const std::vector<SelectionRule>& rules) {
 
 Selector Selector::from_environment() {
   std::vector<SelectionRule> rules;
-  if (const char* path = std::getenv("SMDDP_TUNING_FILE"); path && *path) {
+  if (const std::string path = config::text("SMDDP_TUNING_FILE"); !path.empty()) {
     std::ifstream f(path);
-    if (!f) throw UsageError(std::string("SMDDP_TUNING_FILE: cannot read ") + path);
+    if (!f) throw UsageError("SMDDP_TUNING_FILE: cannot read " + path);
     std::stringstream text;
     text << f.rdbuf();
     rules = parse_tuning(text.str(), path);
@@ -193,7 +194,7 @@ Selector Selector::from_environment() {
   Selector s(rules);
   for (Collective c : all_collectives()) {
     std::string var = env_name(c);
-    if (const char* v = std::getenv(var.c_str()); v && *v) {
+    if (const std::string v = config::text(var); v != "auto") {
       s.forced_[static_cast<int>(c)] = find_algorithm(c, v);
       if (!s.forced_[static_cast<int>(c)]) throw UsageError(var + "=" + v + ": no such algorithm");
     }

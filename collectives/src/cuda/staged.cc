@@ -28,12 +28,11 @@
 #include "algorithms/registry.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp {
 namespace {
-
-constexpr size_t kDefaultChunkBytes = 4u << 20;  // amortises a host collective, fits in L2/LLC
 
 struct Side {
   const void* base = nullptr;
@@ -246,14 +245,8 @@ namespace cuda {
 
 size_t staging_chunk_bytes() {
   static const size_t bytes = [] {
-    const char* v = std::getenv("SMDDP_CUDA_CHUNK_BYTES");
-    if (!v || !*v) return kDefaultChunkBytes;
-    char* end = nullptr;
-    const unsigned long long x = std::strtoull(v, &end, 10);
-    if (*end || v[0] == '-' || x < 1024 || x > (1ull << 32)) {
-      throw UsageError(std::string("SMDDP_CUDA_CHUNK_BYTES=") + v + ": expected bytes from 1024 to 4294967296");
-    }
-    return static_cast<size_t>(x);
+    // 1024..4G; the default, 4M, amortises a host collective and fits in L2/LLC.
+    return static_cast<size_t>(config::bytes("SMDDP_CUDA_CHUNK_BYTES"));
   }();
   return bytes;
 }

@@ -10,6 +10,7 @@
 
 #include "core/check.h"
 #include "kernels/kernels.h"
+#include "smddp/config.h"
 #include "smddp/reduce.h"
 
 namespace smddp::kernels {
@@ -72,7 +73,7 @@ const KernelTable& choose_table(const char* forced) {
 }
 
 const KernelTable& active_table() {
-  static const KernelTable& table = choose_table(std::getenv("SMDDP_REDUCE_ISA"));
+  static const KernelTable& table = choose_table(config::text("SMDDP_REDUCE_ISA").c_str());
   return table;
 }
 

@@ -52,7 +52,8 @@ const KernelTable* kernel_table(std::string_view isa);
 // (with a one-line warning on stderr when a forced path was refused).
 const KernelTable& choose_table(const char* forced);
 
-// The table in use: choose_table(getenv("SMDDP_REDUCE_ISA")), once.
+// The table in use: choose_table(SMDDP_REDUCE_ISA), once. The configuration
+// check refuses a path this CPU lacks, so the warning is for direct callers.
 const KernelTable& active_table();
 
 }  // namespace smddp::kernels

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp {
@@ -34,8 +35,7 @@ bool read_once(pid_t pid, void* local, const void* remote, size_t bytes) {
 }  // namespace
 
 bool probe_cma(Bootstrap& bootstrap, const Topology& topo) {
-  const char* env = std::getenv("SMDDP_CMA");
-  const bool wanted = topo.local_size > 1 && !(env && std::string(env) == "0");
+  const bool wanted = topo.local_size > 1 && config::flag("SMDDP_CMA");
 #ifdef PR_SET_PTRACER
   if (wanted) prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // Yama; harmless elsewhere
 #endif

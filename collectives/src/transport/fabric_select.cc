@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transport/fabric_endpoint.h"
 #include "transport/fabric_liveness.h"
@@ -34,7 +35,7 @@ std::string env(const char* name) {
 std::string resolve_transport(const std::string& requested) {
   std::string t = requested, origin = "network_transport";
   if (t.empty() || t == "auto") {
-    if (std::string e = env("SMDDP_TRANSPORT"); !e.empty()) t = e, origin = "SMDDP_TRANSPORT";
+    if (config::is_set("SMDDP_TRANSPORT")) t = config::text("SMDDP_TRANSPORT"), origin = "SMDDP_TRANSPORT";
   }
   if (t.empty()) t = "auto";
   if (t != "mpi" && t != "fabric" && t != "auto") {
@@ -47,7 +48,7 @@ std::string resolve_transport(const std::string& requested) {
 // is a provider we can ask for.
 std::string resolve_provider(const std::string& requested) {
   if (!requested.empty()) return requested;
-  if (std::string p = env("SMDDP_FABRIC_PROVIDER"); !p.empty()) return p;
+  if (std::string p = config::text("SMDDP_FABRIC_PROVIDER"); !p.empty()) return p;
   if (std::string p = env("FI_PROVIDER"); !p.empty() && p[0] != '^' && p.find(',') == std::string::npos) {
     return p;
   }
@@ -55,12 +56,8 @@ std::string resolve_provider(const std::string& requested) {
 }
 
 size_t piece_limit(size_t provider_max) {
-  std::string v = env("SMDDP_FABRIC_MAX_MSG");
-  if (v.empty()) return provider_max;
-  char* end = nullptr;
-  unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-  if (*end || n == 0) throw UsageError("SMDDP_FABRIC_MAX_MSG=" + v + ": expected a positive byte count");
-  return std::min<size_t>(provider_max, n);
+  const uint64_t n = config::bytes("SMDDP_FABRIC_MAX_MSG");  // >= 1 when set; 0: unset
+  return n ? std::min<size_t>(provider_max, n) : provider_max;
 }
 
 void copy_string(char* dst, size_t cap, const std::string& s) {
@@ -119,7 +116,7 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
   }
   liveness->set_peers(std::move(probes));
   ep->insert_peers(addresses);
-  if (!env("SMDDP_FABRIC_VERBOSE").empty()) {
+  if (config::flag("SMDDP_FABRIC_VERBOSE")) {
     std::fprintf(stderr, "smddp: rank %d on %s: fabric transport, provider %s, domain %s, mr_local %d, piece %zu\n",
                  topo.rank, topo.hosts[topo.rank].c_str(), ep->provider.c_str(), ep->domain_name.c_str(),
                  static_cast<int>(ep->mr_local), max_piece);

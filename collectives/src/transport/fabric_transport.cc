@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transport/fabric_endpoint.h"
 #include "transport/fabric_liveness.h"
@@ -59,17 +60,11 @@ constexpr auto kPingInterval = std::chrono::milliseconds(200);
 constexpr int kCompletionBatch = 32;
 constexpr unsigned kIdlePollEvery = 16;  // progress() calls between CQ reads when idle
 constexpr unsigned kServeEvery = 4096;   // progress() calls between liveness accepts
-// Waiting: poll the queue kSpinPolls times (data is usually microseconds
-// away), then sleep on its descriptor for up to kNapMicros at a time: the
+// Waiting: poll the queue spin_polls_ times (data is usually microseconds
+// away), then sleep on its descriptor for up to nap_nanos_ at a time: the
 // core goes to the peer that needs it, and the kernel wakes us as soon as
-// data arrives. Tunable with SMDDP_FABRIC_SPIN / SMDDP_FABRIC_NAP_US.
-constexpr unsigned kSpinPolls = 64;
-constexpr unsigned kNapMicros = 200;
-
-unsigned env_unsigned(const char* name, unsigned fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : fallback;
-}
+// data arrives. Tunable with SMDDP_FABRIC_SPIN / SMDDP_FABRIC_NAP_US (64
+// polls, 200 us: the defaults are in the configuration table).
 
 uint64_t data_tag(int sender, uint64_t seq) {
   return (static_cast<uint64_t>(sender) << kRankShift) | (seq & kSequenceMask);
@@ -94,8 +89,7 @@ class FabricTransport final : public Transport {
                   const Topology& topo, size_t max_piece)
       : ep_(std::move(ep)), liveness_(std::move(liveness)), topo_(topo), me_(topo.rank),
         max_piece_(max_piece) {
-    const char* mr = std::getenv("SMDDP_FABRIC_MR");
-    register_buffers_ = ep_->mr_local || (mr && std::string(mr) == "always");
+    register_buffers_ = ep_->mr_local || config::text("SMDDP_FABRIC_MR") == "always";
     send_seq_.assign(topo.size, 0);
     recv_seq_.assign(topo.size, 0);
     lost_.assign(topo.size, {});
@@ -380,8 +374,8 @@ class FabricTransport final : public Transport {
   unsigned idle_polls_ = 0;
   unsigned serve_polls_ = 0;
   unsigned empty_polls_ = 0;
-  unsigned spin_polls_ = env_unsigned("SMDDP_FABRIC_SPIN", kSpinPolls);
-  long nap_nanos_ = static_cast<long>(env_unsigned("SMDDP_FABRIC_NAP_US", kNapMicros)) * 1000;
+  unsigned spin_polls_ = static_cast<unsigned>(config::integer("SMDDP_FABRIC_SPIN"));
+  long nap_nanos_ = static_cast<long>(config::integer("SMDDP_FABRIC_NAP_US")) * 1000;
   uint64_t ping_word_ = 0x70696e67;
   uint64_t sink_word_ = 0;
   fid_mr* ping_mr_ = nullptr;

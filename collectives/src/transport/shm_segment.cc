@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transport/bootstrap.h"
 
@@ -22,8 +23,6 @@ namespace {
 
 constexpr uint64_t kMagic = 0x534d44445053484dULL;  // "SMDDPSHM"
 constexpr uint32_t kDefaultCells = 16;
-constexpr uint64_t kDefaultCellBytes = 64 * 1024;
-constexpr uint64_t kDefaultSlotBytes = 1024 * 1024;
 
 struct alignas(kCacheLine) SegmentHeader {
   uint64_t magic;
@@ -32,17 +31,6 @@ struct alignas(kCacheLine) SegmentHeader {
 };
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-uint64_t env_bytes(const char* name, uint64_t fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  unsigned long long x = std::strtoull(v, &end, 10);
-  if (*end || x < 4096 || x % kCacheLine) {
-    throw UsageError(std::string(name) + "=" + v + ": expected a byte count >= 4096, a multiple of 64");
-  }
-  return x;
-}
 
 struct Offsets {
   size_t control, channel, cells, slots, cell_stride, total;
@@ -110,8 +98,9 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
     try {
       g.nranks = static_cast<uint32_t>(topo.local_size);
       g.cells = kDefaultCells;
-      g.cell_bytes = env_bytes("SMDDP_SHM_CELL_BYTES", kDefaultCellBytes);
-      g.slot_bytes = env_bytes("SMDDP_SHM_SLOT_BYTES", kDefaultSlotBytes);
+      // Checked (>= 4096, a multiple of the 64-byte cache line) before connecting.
+      g.cell_bytes = config::bytes("SMDDP_SHM_CELL_BYTES");
+      g.slot_bytes = config::bytes("SMDDP_SHM_SLOT_BYTES");
       total = layout(g).total;
       name = random_name();
       int fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);

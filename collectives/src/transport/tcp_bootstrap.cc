@@ -13,14 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transport/socket_transport.h"
 #include "transport/tcp_store.h"
 
 namespace smddp {
 namespace {
-
-constexpr double kDefaultBootstrapTimeout = 60;
 
 const char* env(const char* name) {
   const char* v = std::getenv(name);
@@ -98,8 +97,8 @@ class TcpBootstrap final : public Bootstrap {
   }
 
   std::unique_ptr<Transport> make_network_transport() override {
-    const char* forced = env("SMDDP_SOCKET_ADDRESS");
-    return make_socket_transport(*this, {forced ? forced : store_.local_address(), env_.timeout_seconds});
+    const std::string forced = config::text("SMDDP_SOCKET_ADDRESS");
+    return make_socket_transport(*this, {forced.empty() ? store_.local_address() : forced, env_.timeout_seconds});
   }
 
  private:
@@ -124,8 +123,8 @@ TorchrunEnvironment read_torchrun_environment() {
   e.master_port = env_int("MASTER_PORT", 1, 65535, "a TCP port, 1..65535");
   // torchrun's agent already serves its own store on MASTER_PORT: ours takes
   // the next port, the same on every rank (SMDDP_STORE_PORT overrides both).
-  if (env("SMDDP_STORE_PORT")) {
-    e.master_port = env_int("SMDDP_STORE_PORT", 1, 65535, "a TCP port, 1..65535");
+  if (config::is_set("SMDDP_STORE_PORT")) {
+    e.master_port = static_cast<int>(config::integer("SMDDP_STORE_PORT"));
   } else if (const char* agent = env("TORCHELASTIC_USE_AGENT_STORE"); agent && std::string(agent) == "True") {
     e.master_port = e.master_port % 65535 + 1;
   }
@@ -136,13 +135,7 @@ TorchrunEnvironment read_torchrun_environment() {
     const int hi = e.local_world_size > 0 ? e.local_world_size - 1 : e.world_size - 1;
     e.local_rank = env_int("LOCAL_RANK", 0, hi, "this process's rank on its host, 0..LOCAL_WORLD_SIZE-1");
   }
-  e.timeout_seconds = kDefaultBootstrapTimeout;
-  if (const char* t = env("SMDDP_BOOTSTRAP_TIMEOUT")) {
-    char* end = nullptr;
-    double x = std::strtod(t, &end);
-    if (*end || !(x > 0)) throw UsageError(std::string("SMDDP_BOOTSTRAP_TIMEOUT='") + t + "': expected seconds > 0");
-    e.timeout_seconds = x;
-  }
+  e.timeout_seconds = config::seconds("SMDDP_BOOTSTRAP_TIMEOUT");
   return e;
 }
 

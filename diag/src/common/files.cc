@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
@@ -28,15 +29,7 @@ SystemRoot::SystemRoot(std::string root) {
 
 SystemRoot SystemRoot::from_option(const std::string& option) {
   if (!option.empty()) return SystemRoot(option);
-  const char* env = std::getenv("SMDDP_SYSFS_ROOT");
-  if (env && *env) {
-    try {
-      return SystemRoot(env);
-    } catch (const UsageError&) {
-      throw UsageError(std::string("SMDDP_SYSFS_ROOT '") + env + "' is not a directory");
-    }
-  }
-  return SystemRoot();
+  return SystemRoot(config::text("SMDDP_SYSFS_ROOT"));  // a directory (checked); default "/"
 }
 
 std::string SystemRoot::path(const std::string& absolute) const { return root_ + absolute; }

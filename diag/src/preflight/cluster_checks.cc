@@ -14,14 +14,15 @@
 #include "preflight/checks.h"
 #include "preflight/cluster.h"
 #include "smddp/communicator.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
 
 Faults Faults::from_env() {
   Faults f;
-  const char* env = std::getenv("SMDDP_DIAG_FAULT");
-  if (!env) return f;
+  const std::string env = config::text("SMDDP_DIAG_FAULT");
+  if (env.empty()) return f;
   for (const auto& item : split(env, ',')) {
     if (item == "unreachable") {
       f.unreachable = true;

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "common/text.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 #ifndef SMDDP_DIAG_PROFILE_DIR
@@ -141,7 +142,7 @@ std::string executable_dir() {
 
 std::vector<std::string> profile_search_dirs() {
   std::vector<std::string> dirs;
-  if (const char* env = std::getenv("SMDDP_PROFILE_DIR"); env && *env) dirs.emplace_back(env);
+  if (std::string env = config::text("SMDDP_PROFILE_DIR"); !env.empty()) dirs.push_back(env);
   if (*SMDDP_DIAG_PROFILE_DIR) dirs.emplace_back(SMDDP_DIAG_PROFILE_DIR);
   if (std::string exe = executable_dir(); !exe.empty()) dirs.push_back(exe + "/../share/smddp/profiles");
   if (*SMDDP_DIAG_INSTALL_PROFILE_DIR) dirs.emplace_back(SMDDP_DIAG_INSTALL_PROFILE_DIR);

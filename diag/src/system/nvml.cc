@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/text.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
@@ -91,9 +92,7 @@ std::vector<std::string> throttle_reason_names(uint64_t mask) {
 
 std::string Nvml::library_name(const std::string& option) {
   if (!option.empty()) return option;
-  const char* env = std::getenv("SMDDP_NVML_LIBRARY");
-  if (env && *env) return env;
-  return "libnvidia-ml.so.1";
+  return config::text("SMDDP_NVML_LIBRARY");  // default libnvidia-ml.so.1
 }
 
 void Nvml::check_library_option(const std::string& option) {

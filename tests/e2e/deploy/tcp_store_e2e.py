@@ -199,7 +199,6 @@ def test_malformed():
         ({"RANK": "4"}, "RANK=4 is not below WORLD_SIZE=4"),
         ({"MASTER_PORT": "70000"}, "MASTER_PORT='70000'"),
         ({"LOCAL_RANK": "4", "LOCAL_WORLD_SIZE": "2"}, "LOCAL_RANK='4'"),
-        ({"SMDDP_BOOTSTRAP_TIMEOUT": "soon"}, "SMDDP_BOOTSTRAP_TIMEOUT='soon'"),
         ({"MASTER_ADDR": ""}, "MASTER_ADDR is not set"),
     ]
     for extra, needle in cases:
@@ -208,6 +207,13 @@ def test_malformed():
         r = subprocess.run([ARGS.bench, "allreduce"], env=env, capture_output=True, text=True, timeout=30)
         if r.returncode != 64 or needle not in r.stderr or len(r.stderr.strip().splitlines()) != 1:
             fail(f"{extra}: exit {r.returncode}, stderr {r.stderr!r}; expected 64 and {needle!r}")
+    # SMDDP_* settings are checked before connecting: rank 0 says it, the others exit 64 silently.
+    for rank, want in ((0, "SMDDP_BOOTSTRAP_TIMEOUT='soon'"), (1, "")):
+        env = rank_env(rank, 4, free_port(), extra={"SMDDP_BOOTSTRAP_TIMEOUT": "soon"})
+        r = subprocess.run([ARGS.bench, "allreduce"], env=env, capture_output=True, text=True, timeout=30)
+        if r.returncode != 64 or (want not in r.stderr if want else r.stderr.strip()) or \
+                len(r.stderr.strip().splitlines()) != (1 if want else 0):
+            fail(f"rank {rank} SMDDP_BOOTSTRAP_TIMEOUT=soon: exit {r.returncode}, stderr {r.stderr!r}")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMIX_", "PMI_"))}
     env.update(WORLD_SIZE="4", RANK="0")
     env.pop("MASTER_ADDR", None)
@@ -215,7 +221,7 @@ def test_malformed():
     r = subprocess.run([ARGS.bench, "allreduce"], env=env, capture_output=True, text=True, timeout=30)
     if r.returncode != 64 or "MASTER_ADDR, MASTER_PORT are not set" not in r.stderr:
         fail(f"partial torchrun variables: exit {r.returncode}, {r.stderr!r}")
-    print(f"{len(cases) + 1} malformed environments refused with 64")
+    print(f"{len(cases) + 3} malformed environments refused with 64")
 
 
 def test_peer_lost():
