@@ -1,15 +1,12 @@
 #include "cli.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
+#include <algorithm>
 #include <sstream>
 
 #include "smddp/algorithms.h"
 #include "smddp/error.h"
+#include "smddp/tools/paths.h"
+#include "smddp/tools/sizes.h"
 
 namespace smddp::bench {
 namespace {
@@ -33,28 +30,6 @@ std::vector<std::string> split(const std::string& list) {
     if (!item.empty()) out.push_back(item);
   }
   return out;
-}
-
-// The file is not created: its directory must exist and be writable.
-void check_writable(const std::string& path, const std::string& flag) {
-  if (path.empty()) return;
-  namespace fs = std::filesystem;
-  fs::path p(path);
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw UsageError(flag + " '" + path + "' is a directory");
-  if (!fs::is_directory(dir, ec)) throw UsageError(flag + " '" + path + "': directory " + dir.string() + " does not exist");
-  // Creating a probe file is the only reliable test (root passes access()).
-  std::string probe = (dir / (".smddp-probe." + std::to_string(getpid()))).string();
-  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    throw UsageError(flag + " '" + path + "': cannot write in " + dir.string() + ": " + std::strerror(errno));
-  }
-  close(fd);
-  unlink(probe.c_str());
-  if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0) {
-    throw UsageError(flag + " '" + path + "': " + std::strerror(errno));
-  }
 }
 
 // A comma list of names, or "all"; unknown names list the valid ones.
@@ -133,13 +108,14 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   }
   if (o.collectives.empty()) o.collectives.push_back(Collective::AllReduce);
 
-  o.min_bytes = parse_size(parts.minbytes, "-b/--minbytes");
-  o.max_bytes = parse_size(parts.maxbytes, "-e/--maxbytes");
+  // Sizes mean the same in every tool (docs/bench.md#sizes): K, KB and KiB are 1024.
+  o.min_bytes = tools::parse_size_or_throw(parts.minbytes, "-b/--minbytes");
+  o.max_bytes = tools::parse_size_or_throw(parts.maxbytes, "-e/--maxbytes");
   if (o.min_bytes > o.max_bytes) {
     throw UsageError("-b/--minbytes (" + parts.minbytes + ") is above -e/--maxbytes (" + parts.maxbytes + ")");
   }
   if (!parts.stepbytes.empty()) {
-    o.step_bytes = parse_size(parts.stepbytes, "-i/--stepbytes");
+    o.step_bytes = tools::parse_size_or_throw(parts.stepbytes, "-i/--stepbytes");
     if (o.step_bytes == 0) throw UsageError("-i/--stepbytes must be above 0");
   } else if (!(o.step_factor > 1) && o.min_bytes != o.max_bytes) {
     throw UsageError("-f/--stepfactor must be above 1");
@@ -188,8 +164,8 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   if (placements > 1) throw UsageError("--in-place, --out-of-place and --both exclude each other");
   o.placement = parts.in_place ? Placement::InPlace : parts.out_of_place ? Placement::OutOfPlace : Placement::Both;
 
-  check_writable(o.json_path, "-J/--output-file");
-  check_writable(o.csv_path, "--csv");
+  tools::check_writable(o.json_path, "-J/--output-file");
+  tools::check_writable(o.csv_path, "--csv");
   if (!o.json_path.empty() && o.json_path == o.csv_path) throw UsageError("-J and --csv name the same file");
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "reporter.h"
+#include "smddp/tools/atomic_file.h"
 
 namespace smddp::bench {
 namespace {
@@ -16,7 +17,7 @@ class CsvReporter final : public Reporter {
     text_ =
         "collective,dtype,op,root,bytes,count,backend,algorithm,placement,time_us,algbw_gbps,busbw_gbps,"
         "wrong,iterations,ratio,p50_us,p95_us,p99_us,straggler_rank,straggler_host\n";
-    write_atomically(path_, text_);
+    tools::write_atomically(path_, text_);
   }
 
   void row(const std::vector<RowResult>& results) override {
@@ -35,10 +36,10 @@ class CsvReporter final : public Reporter {
       else line << ',';
       text_ += line.str() + "\n";
     }
-    write_atomically(path_, text_);
+    tools::write_atomically(path_, text_);
   }
 
-  void end(const Summary&) override { write_atomically(path_, text_); }
+  void end(const Summary&) override { tools::write_atomically(path_, text_); }
 
  private:
   std::string path_;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reporter.h"
+#include "smddp/tools/atomic_file.h"
 
 namespace smddp::bench {
 
@@ -84,7 +85,7 @@ class JsonReporter final : public Reporter {
   }
 
  private:
-  void flush() { write_atomically(path_, doc_.dump(2) + "\n"); }
+  void flush() { tools::write_atomically(path_, doc_.dump(2) + "\n"); }
 
   std::string path_;
   nlohmann::json doc_;

@@ -3,7 +3,7 @@
 //
 // Exit codes: 0 ok, 1 wrong values, 2 below --min-busbw, 3 timeout, lost
 // peer, transport or CUDA device failure, or this rank killed by a signal,
-// 4 other runtime error, 64 usage.
+// 64 usage, 70 other runtime error (smddp/tools/exit_codes.h).
 #include <mpi.h>
 #include <unistd.h>
 

@@ -53,7 +53,4 @@ struct BenchOptions {
 // The sizes of the sweep, in bytes, before per-collective rounding.
 std::vector<size_t> sweep_sizes(const BenchOptions& o);
 
-// Parses "16M", "1G", "512", "4K" (powers of 1024). Throws UsageError.
-size_t parse_size(const std::string& text, const std::string& flag);
-
 }  // namespace smddp::bench

@@ -27,8 +27,4 @@ std::unique_ptr<Reporter> make_csv_reporter(const std::string& path);
 // (a port in use, a malformed URL) before the sweep starts.
 std::unique_ptr<Reporter> make_metrics_reporter(const telemetry::MetricsOptions& options, const RunContext& ctx);
 
-// Writes `text` to `path` through a temporary file and rename(), so readers
-// and crashes only ever see a complete file.
-void write_atomically(const std::string& path, const std::string& text);
-
 }  // namespace smddp::bench

@@ -413,9 +413,7 @@ int run_benchmark(const BenchOptions& o) {
   } catch (const UsageError& e) {
     usage_exit(rank, e.what());
   } catch (const Error& e) {
-    const bool lost = dynamic_cast<const TimeoutError*>(&e) || dynamic_cast<const PeerLostError*>(&e) ||
-                      dynamic_cast<const TransportError*>(&e);
-    exit_code = lost ? kExitTimeout : kExitRuntime;
+    exit_code = tools::exit_code_for(e);  // 3 timeout/lost/transport, else 70, as in smddp-diag
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
     std::fprintf(stderr, "smddp-bench: rank %d on %s: %s\n", rank, host, e.what());

@@ -1,15 +1,17 @@
 #pragma once
 
 #include "options.h"
+#include "smddp/tools/exit_codes.h"
 
 namespace smddp::bench {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitWrong = 1;
-inline constexpr int kExitBelowThreshold = 2;
-inline constexpr int kExitTimeout = 3;
-inline constexpr int kExitRuntime = 4;
-inline constexpr int kExitUsage = 64;
+// The shared table (smddp/tools/exit_codes.h), under bench's names.
+inline constexpr int kExitOk = tools::kExitOk;
+inline constexpr int kExitWrong = tools::kExitFailed;
+inline constexpr int kExitBelowThreshold = tools::kExitBelowThreshold;
+inline constexpr int kExitTimeout = tools::kExitLost;
+inline constexpr int kExitRuntime = tools::kExitRuntime;
+inline constexpr int kExitUsage = tools::kExitUsage;
 
 // Parses and validates argv without starting MPI. Returns an exit code when
 // the command is done (--help, --version, --list-algorithms), else -1.

@@ -1,5 +1,6 @@
 // smddp-diag: topology, fabric probes, preflight health checks and a node
-// exporter. Exit codes: 0 ok, 1 unhealthy, 64 usage, 69 unavailable, 70 runtime.
+// exporter. Exit codes (smddp/tools/exit_codes.h): 0 ok, 1 unhealthy, 3 timeout,
+// lost peer or transport failure, 64 usage, 69 unavailable, 70 other runtime failure.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -7,9 +8,9 @@
 #include <vector>
 
 #include "commands.h"
-#include "common/exit_codes.h"
 #include "preflight/cluster.h"
 #include "smddp/config.h"
+#include "smddp/tools/exit_codes.h"
 #include "smddp/error.h"
 #include "smddp/version.h"
 
@@ -17,13 +18,14 @@ namespace {
 
 int usage_error(const std::string& what) {
   std::cerr << "smddp-diag: " << what << "\n";
-  return smddp::diag::kExitUsage;
+  return smddp::tools::kExitUsage;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace smddp::diag;
+  namespace tools = smddp::tools;
   CLI::App app{"smddp-diag: topology, fabric probes, preflight health checks and a node exporter", "smddp-diag"};
   app.require_subcommand(0, 1);  // none only with --list-config (checked below)
   app.fallthrough();
@@ -88,17 +90,15 @@ int main(int argc, char** argv) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
     std::cerr << "smddp-diag: " << e.what() << "\n";
-    return kExitRuntime;
+    return tools::exit_code_for(e);
   }
   try {
     return selected->run();
   } catch (const smddp::UsageError& e) {
     return usage_error(e.what());
-  } catch (const UnavailableError& e) {
-    std::cerr << "smddp-diag " << selected->app()->get_name() << ": " << e.what() << "\n";
-    return kExitUnavailable;
   } catch (const std::exception& e) {
+    // The same failure ends smddp-bench with the same code.
     std::cerr << "smddp-diag " << selected->app()->get_name() << ": " << e.what() << "\n";
-    return kExitRuntime;
+    return tools::exit_code_for(e);
   }
 }

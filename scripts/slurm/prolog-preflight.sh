@@ -4,8 +4,8 @@
 # non-zero only when draining is enabled (SMDDP_PREFLIGHT_DRAIN=1) and the
 # node is unhealthy (exit 1): it drains the node with the failed checks as
 # the reason and the job is requeued elsewhere. Otherwise a failure is only
-# logged. A preflight that cannot run (bad profile 64, missing device 69,
-# runtime error 70, time out 124) never drains: that is our configuration,
+# logged. A preflight that cannot run (lost peer or transport failure 3, bad
+# profile 64, missing device 69, runtime error 70, time out 124) never drains: that is our configuration,
 # not the node's health.
 #
 # Install: in slurm.conf, `Prolog=/path/to/prolog-preflight.sh` (or call it

@@ -18,8 +18,8 @@ On --node (default $NODE_NAME), as GCP's cluster-health-scanner does:
           smddp.io/preflight-failed-checks   failed check names, joined by '.'
   annotation smddp.io/preflight-reason       the failed checks' reasons
   taint   smddp.io/preflight=failed:NoSchedule, added on fail, removed on pass.
-Preflight exit 0 is pass, 1 is fail; any other code (bad profile 64, missing
-device 69, runtime error 70, a signal) means the check itself could not run:
+Preflight exit 0 is pass, 1 is fail; any other code (lost peer or transport
+failure 3, bad profile 64, missing device 69, runtime error 70, a signal) means the check itself could not run:
 "error", and the taint is left as it was, as the Slurm prolog never drains
 for those. Expired labels are removed; a taint stays until a pass clears it.
 

@@ -1,13 +1,9 @@
 #include "common/files.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -69,44 +65,6 @@ std::optional<std::string> link_target_name(const std::string& path) {
   std::string name = target.filename().string();
   if (name.empty()) name = target.parent_path().filename().string();
   return name;
-}
-
-void write_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error("cannot write " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      unlink(tmp.c_str());
-      throw Error("cannot write " + tmp + ": " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    unlink(tmp.c_str());
-    throw Error("cannot rename " + tmp + " to " + path + ": " + std::strerror(err));
-  }
-}
-
-void check_writable(const std::string& path, const std::string& flag) {
-  if (path.empty() || path == "-") return;
-  fs::path p(path);
-  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (fs::is_directory(p, ec)) throw UsageError(flag + " '" + path + "' is a directory");
-  if (!fs::is_directory(dir, ec)) {
-    throw UsageError(flag + " '" + path + "': directory " + dir.string() + " does not exist");
-  }
-  if (access(dir.c_str(), W_OK) != 0) {
-    throw UsageError(flag + " '" + path + "': cannot write in " + dir.string() + ": " + std::strerror(errno));
-  }
 }
 
 std::string hostname() {

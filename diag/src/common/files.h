@@ -36,13 +36,7 @@ std::vector<std::string> list_dir(const std::string& path);
 // The last path component a symlink points to ("../../0000:10:1b.0" -> "0000:10:1b.0").
 std::optional<std::string> link_target_name(const std::string& path);
 
-// Writes through a temporary file and rename(2), so readers (node_exporter's
-// textfile collector, the exporter) never see half a file. Throws smddp::Error.
-void write_atomically(const std::string& path, const std::string& text);
-
-// Throws UsageError when `path` cannot be created or replaced later
-// (missing directory, no permission, a directory in the way).
-void check_writable(const std::string& path, const std::string& flag);
+// Output files: smddp::tools::write_atomically and check_writable (common/).
 
 std::string hostname();
 

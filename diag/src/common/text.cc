@@ -76,35 +76,6 @@ std::optional<uint64_t> parse_hex(std::string_view text) {
   return v;
 }
 
-std::optional<uint64_t> parse_size(std::string_view text) {
-  std::string s = trim(text);
-  size_t i = 0;
-  while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
-  if (i == 0) return std::nullopt;
-  auto number = parse_double(s.substr(0, i));
-  if (!number || *number < 0) return std::nullopt;
-  std::string unit = trim(s.substr(i));
-  struct Unit { const char* name; double factor; };
-  static const std::array<Unit, 17> units{{
-      {"", 1}, {"B", 1},
-      {"K", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3},
-      {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},
-      {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
-      {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
-      {"P", 1125899906842624.0}, {"PiB", 1125899906842624.0}, {"PB", 1e15},
-  }};
-  for (const Unit& u : units) {
-    if (unit == u.name) {
-      double bytes = *number * u.factor;
-      if (bytes > 1.8e19) return std::nullopt;
-      // A fractional byte count means a typo ("1.5" bytes), not a size.
-      if (u.factor == 1 && bytes != std::floor(bytes)) return std::nullopt;
-      return static_cast<uint64_t>(std::llround(bytes));
-    }
-  }
-  return std::nullopt;
-}
-
 std::string format_number(double value, int decimals) { return fmt::format("{:.{}f}", value, decimals); }
 
 std::string format_bytes(uint64_t bytes) {

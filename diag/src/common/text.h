@@ -1,5 +1,5 @@
-// Small string helpers shared by the diag commands: splitting, sizes with
-// unit suffixes, human-readable numbers and shell quoting.
+// Small string helpers shared by the diag commands: splitting, numbers,
+// human-readable sizes and shell quoting.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,7 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 std::string trim(std::string_view text);
 bool starts_with(std::string_view text, std::string_view prefix);
 
-// "4096", "64KiB", "1.5GiB", "10GB", "8M": binary for K/M/G/T, KiB.. and
-// decimal for KB/MB/GB/TB. nullopt when the text is not a size.
-std::optional<uint64_t> parse_size(std::string_view text);
+// Sizes ("64MiB", "8M") are smddp::tools::parse_size (docs/bench.md#sizes).
 // Integer or hexadecimal (0x...) text; nullopt otherwise.
 std::optional<int64_t> parse_int(std::string_view text);
 std::optional<uint64_t> parse_hex(std::string_view text);

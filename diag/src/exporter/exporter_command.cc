@@ -9,7 +9,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "smddp/tools/atomic_file.h"
+#include "smddp/tools/exit_codes.h"
+#include "smddp/tools/paths.h"
 #include "common/text.h"
 #include "exporter/node_sampler.h"
 #include "smddp/error.h"
@@ -43,7 +45,7 @@ class ExporterCommand final : public Command {
     port_ = static_cast<int>(*port);
     if (!(interval_ >= 0.05) || !std::isfinite(interval_)) throw UsageError("--interval must be at least 0.05 seconds");
     if (!(exit_after_ >= 0)) throw UsageError("--exit-after must not be negative");
-    check_writable(port_file_, "--port-file");
+    tools::check_writable(port_file_, "--port-file");
   }
 
   int run() override {
@@ -60,7 +62,7 @@ class ExporterCommand final : public Command {
     NodeSampler sampler(*registry, root_, Nvml::library_name(global_.nvml_library), report_);
     sampler.sample();
     const int port = telemetry::listening_port(*exposer);
-    if (!port_file_.empty()) write_atomically(port_file_, std::to_string(port) + "\n");
+    if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(port) + "\n");
     std::cout << "smddp-diag exporter: serving http://" << telemetry::host_port(bind_, port) << "/metrics" << std::endl;
 
     const auto start = std::chrono::steady_clock::now();
@@ -79,7 +81,7 @@ class ExporterCommand final : public Command {
       if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
       sampler.sample();
     }
-    return kExitOk;
+    return tools::kExitOk;
   }
 
  private:

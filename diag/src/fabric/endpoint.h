@@ -1,7 +1,7 @@
-// One reliable-datagram (FI_EP_RDM) libfabric endpoint with tagged messages,
-// for the ping-pong probes: fabric, domain, completion queue, address vector,
-// and one registered send and one receive buffer. Progress is driven by
-// polling the completion queue; every wait ends at a deadline.
+// The ping-pong probes' endpoint: the engine's own FabricEndpoint (common/,
+// same hints, completion queue and address vector as the transport), plus
+// one registered send and one receive buffer. Progress is driven by polling
+// the completion queue; every wait ends at a deadline.
 #pragma once
 
 #include <rdma/fabric.h>
@@ -9,11 +9,13 @@
 #include <rdma/fi_endpoint.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/mpi_util.h"
 #include "fabric/providers.h"
+#include "smddp/fabric/endpoint.h"
 
 namespace smddp::diag {
 
@@ -21,7 +23,7 @@ class RdmEndpoint {
  public:
   // `provider` as fi_getinfo takes it ("efa", "tcp", "shm"); `domain` picks
   // one domain ("" = the first, preferring IPv4 addresses). Throws
-  // UnavailableError when the provider has no RDM endpoint here, and
+  // tools::UnavailableError when the provider has no RDM endpoint here, and
   // TransportError when opening a resource fails.
   RdmEndpoint(const std::string& provider, const std::string& domain, size_t buffer_bytes);
   ~RdmEndpoint();
@@ -44,17 +46,13 @@ class RdmEndpoint {
   void progress();  // reads completions
   void* next_context();
 
+  fid_mr* register_buffer(std::vector<char>& buf, uint64_t access, uint64_t key);
+
   ProviderInfo info_;
-  fi_info* fi_ = nullptr;
-  fid_fabric* fabric_ = nullptr;
-  fid_domain* domain_ = nullptr;
-  fid_cq* cq_ = nullptr;
-  fid_av* av_ = nullptr;
-  fid_ep* ep_ = nullptr;
+  std::unique_ptr<FabricEndpoint> ep_;
   fid_mr* send_mr_ = nullptr;
   fid_mr* recv_mr_ = nullptr;
   std::vector<char> send_buf_, recv_buf_;
-  std::vector<fi_addr_t> peers_;
   std::vector<fi_context2> contexts_;
   size_t posted_ = 0, completed_ = 0;
 };

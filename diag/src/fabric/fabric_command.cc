@@ -7,13 +7,14 @@
 #include <optional>
 
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "smddp/tools/exit_codes.h"
 #include "common/mpi_util.h"
 #include "common/text.h"
 #include "fabric/pingpong.h"
 #include "fabric/providers.h"
 #include "smddp/error.h"
 #include "system/devices.h"
+#include "smddp/tools/sizes.h"
 
 namespace smddp::diag {
 namespace {
@@ -85,7 +86,7 @@ class FabricCommand final : public Command {
 
   void validate() override {
     root_ = SystemRoot::from_option(global_.sysfs_root);
-    auto bytes = parse_size(bw_bytes_);
+    auto bytes = tools::parse_size(bw_bytes_);
     if (!bytes || *bytes == 0) throw UsageError("--bw-bytes '" + bw_bytes_ + "' is not a positive size");
     o_.bw_bytes = *bytes;
     if (o_.bw_window < 1 || o_.bw_window > 128) throw UsageError("--window must be 1..128");
@@ -106,7 +107,7 @@ class FabricCommand final : public Command {
     std::string error;
     auto infos = query_providers(all_ ? "" : o_.provider, false, &error);
     if (!all_ && infos.empty()) {
-      throw UnavailableError(fmt::format("provider '{}' is not available on this host ({}); available: {}", o_.provider,
+      throw tools::UnavailableError(fmt::format("provider '{}' is not available on this host ({}); available: {}", o_.provider,
                                          error, join(available_providers(), ", ")));
     }
     auto rdma = discover_rdma(root_, true);
@@ -119,11 +120,11 @@ class FabricCommand final : public Command {
     if (mpi && mpi->size() > 1) {
       try {
         links = run_pingpong(MPI_COMM_WORLD, all_hostnames(MPI_COMM_WORLD), o_);
-      } catch (const UnavailableError&) {
+      } catch (const tools::UnavailableError&) {
         throw;
       } catch (const std::exception& e) {
         std::cerr << "smddp-diag fabric: rank " << mpi->rank() << " (" << hostname() << "): " << e.what() << "\n";
-        mpi->abort(kExitRuntime);
+        mpi->abort(tools::exit_code_for(e));  // a timeout is 3, as in smddp-bench
       }
       if (leader) flagged = flag_links(*links, t_);
     }
@@ -149,7 +150,7 @@ class FabricCommand final : public Command {
       }
       std::cout.flush();
     }
-    int code = flagged.empty() ? kExitOk : kExitUnhealthy;
+    int code = flagged.empty() ? tools::kExitOk : tools::kExitFailed;
     if (mpi) MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return code;
   }

@@ -48,7 +48,7 @@ struct LinkMatrix {
 };
 
 // Collective over `comm`; the result is complete on rank 0 of `comm`.
-// Throws UnavailableError (provider missing), TimeoutError, TransportError.
+// Throws tools::UnavailableError (provider missing), TimeoutError, TransportError.
 LinkMatrix run_pingpong(MPI_Comm comm, const std::vector<std::string>& hosts, const PingPongOptions& options);
 
 struct LinkThresholds {

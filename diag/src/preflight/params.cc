@@ -5,6 +5,7 @@
 
 #include "common/text.h"
 #include "smddp/error.h"
+#include "smddp/tools/sizes.h"
 
 namespace smddp::diag {
 
@@ -62,7 +63,7 @@ std::optional<ParamValue> parse_scalar(ParamType type, const std::string& raw) {
       if (text == "unlimited" || text == "infinity") return ParamValue(Unlimited{});
       [[fallthrough]];
     case ParamType::Size:
-      if (auto v = parse_size(text)) return ParamValue(*v);
+      if (auto v = tools::parse_size(text)) return ParamValue(*v);
       return std::nullopt;
     case ParamType::Boolean: {
       std::string lower = text;

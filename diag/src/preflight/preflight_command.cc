@@ -7,7 +7,9 @@
 #include <optional>
 
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "smddp/tools/atomic_file.h"
+#include "smddp/tools/exit_codes.h"
+#include "smddp/tools/paths.h"
 #include "common/mpi_util.h"
 #include "common/text.h"
 #include "preflight/preflight_metrics.h"
@@ -45,8 +47,8 @@ class PreflightCommand final : public Command {
     setup_.profile = load_profile(profile_name_);
     select_checks(setup_.profile, only_, skip_);
     setup_.faults = Faults::from_env();
-    check_writable(json_path_, "--json");
-    check_writable(textfile_, "--prom-textfile");
+    tools::check_writable(json_path_, "--json");
+    tools::check_writable(textfile_, "--prom-textfile");
     if (!emf_target_.empty()) {
       if (!telemetry::is_cloudwatch_namespace(emf_namespace_)) {
         throw UsageError("--emf-namespace '" + emf_namespace_ + "' is not a CloudWatch namespace");
@@ -59,20 +61,20 @@ class PreflightCommand final : public Command {
     if (!launched_by_mpi()) {
       PreflightReport report = run_preflight_alone(setup_);
       write_outputs(report);
-      if (!textfile_.empty()) write_atomically(textfile_, preflight_textfile(report.nodes.front(), report.timestamp_ms));
+      if (!textfile_.empty()) tools::write_atomically(textfile_, preflight_textfile(report.nodes.front(), report.timestamp_ms));
       drain(report);
-      return report.healthy() ? kExitOk : kExitUnhealthy;
+      return report.healthy() ? tools::kExitOk : tools::kExitFailed;
     }
     MpiSession mpi;
     PreflightOutcome out = run_preflight_mpi(setup_);
-    if (out.my_node && !textfile_.empty()) write_atomically(textfile_, preflight_textfile(*out.my_node, out.report.timestamp_ms));
+    if (out.my_node && !textfile_.empty()) tools::write_atomically(textfile_, preflight_textfile(*out.my_node, out.report.timestamp_ms));
     if (out.root) {
       write_outputs(out.report);
       drain(out.report);
       if (out.peers_missing) {
         std::cerr << "smddp-diag preflight: some ranks did not report; ending the job\n";
         std::cout.flush();
-        mpi.abort(out.exit_code == kExitOk ? kExitUnhealthy : out.exit_code);
+        mpi.abort(out.exit_code == tools::kExitOk ? tools::kExitFailed : out.exit_code);
       }
     }
     return out.exit_code;
@@ -84,7 +86,7 @@ class PreflightCommand final : public Command {
       std::cout << to_json(report).dump(2) << "\n";
     } else {
       std::cout << report_lines(report, verbose_);
-      if (!json_path_.empty()) write_atomically(json_path_, to_json(report).dump(2) + "\n");
+      if (!json_path_.empty()) tools::write_atomically(json_path_, to_json(report).dump(2) + "\n");
     }
     if (!emf_target_.empty()) {
       try {

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <set>
 
-#include "common/exit_codes.h"
+#include "smddp/tools/exit_codes.h"
 #include "common/mpi_util.h"
 #include "smddp/communicator.h"
 #include "smddp/version.h"
@@ -180,7 +180,7 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
     for (int r = 0; r < ctx.size; ++r) {
       if (!gathered[static_cast<size_t>(r)]) outcome.peers_missing = true;
     }
-    const int code = outcome.report.healthy() ? kExitOk : kExitUnhealthy;
+    const int code = outcome.report.healthy() ? tools::kExitOk : tools::kExitFailed;
     for (int r = 0; r < ctx.size; ++r) {
       nlohmann::json f = {{"exit", code}, {"timestamp_ms", outcome.report.timestamp_ms}};
       const int n = ctx.node_of[static_cast<size_t>(r)];
@@ -190,7 +190,7 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
   }
   auto final_msg = scatter_until(ctx.comm, 0, finals, kTagFinal, deadline_in(gather_s + 30));
   if (!final_msg) {
-    outcome.exit_code = kExitUnhealthy;
+    outcome.exit_code = tools::kExitFailed;
     outcome.peers_missing = true;
   } else {
     auto f = nlohmann::json::parse(*final_msg);

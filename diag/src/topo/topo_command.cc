@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "common/exit_codes.h"
+#include "smddp/tools/exit_codes.h"
 #include "smddp/error.h"
 #include "system/nvml.h"
 #include "topo/sources.h"
@@ -41,7 +41,7 @@ class TopoCommand final : public Command {
     } else {
       std::cout << topology_text(topo_);
     }
-    return kExitOk;
+    return tools::kExitOk;
   }
 
  private:

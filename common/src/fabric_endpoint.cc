@@ -2,13 +2,14 @@
 // entry per interface (tcp lists eth0, lo and IPv6 variants): we take the
 // first IPv4, non-loopback one, since peers on other hosts must reach the
 // address we publish; FI_TCP_IFACE (libfabric's own knob) narrows the list.
-#include "transport/fabric_endpoint.h"
+#include "smddp/fabric/endpoint.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "smddp/error.h"
@@ -34,13 +35,15 @@ fi_info* make_hints(const std::string& provider) {
   return hints;
 }
 
-// Prefers an entry whose address other hosts can reach.
-fi_info* pick(fi_info* list) {
+const char* domain_of(const fi_info* i) { return i->domain_attr && i->domain_attr->name ? i->domain_attr->name : ""; }
+
+// The named domain, else an entry whose address other hosts can reach.
+fi_info* pick(fi_info* list, const std::string& domain) {
   for (fi_info* i = list; i; i = i->next) {
-    const char* dom = i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "";
-    if (std::strcmp(dom, "lo") != 0 && i->addr_format != FI_SOCKADDR_IN6) return i;
+    if (!domain.empty() && domain == domain_of(i)) return i;
+    if (domain.empty() && std::strcmp(domain_of(i), "lo") != 0 && i->addr_format != FI_SOCKADDR_IN6) return i;
   }
-  return list;
+  return domain.empty() ? list : nullptr;
 }
 
 void check(int rc, const char* what, const std::string& provider) {
@@ -64,7 +67,20 @@ bool fabric_provider_available(const std::string& provider) {
   return rc == 0 && list;
 }
 
-std::unique_ptr<FabricEndpoint> FabricEndpoint::open(const std::string& provider) {
+std::vector<std::string> fabric_domains(const std::string& provider) {
+  fi_info* hints = make_hints(provider);
+  fi_info* list = nullptr;
+  int rc = fi_getinfo(kFabricApi, nullptr, nullptr, 0, hints, &list);
+  fi_freeinfo(hints);
+  std::vector<std::string> names;
+  for (fi_info* i = rc == 0 ? list : nullptr; i; i = i->next) {
+    if (std::find(names.begin(), names.end(), domain_of(i)) == names.end()) names.emplace_back(domain_of(i));
+  }
+  if (list) fi_freeinfo(list);
+  return names;
+}
+
+std::unique_ptr<FabricEndpoint> FabricEndpoint::open(const std::string& provider, const std::string& domain) {
   auto e = std::make_unique<FabricEndpoint>();
   fi_info* hints = make_hints(provider);
   fi_info* list = nullptr;
@@ -75,7 +91,12 @@ std::unique_ptr<FabricEndpoint> FabricEndpoint::open(const std::string& provider
                          "' offers no reliable tagged endpoint (fi_getinfo: " + fabric_strerror(rc) +
                          "); check `fi_info -p '" + provider + "' -t FI_EP_RDM`");
   }
-  e->info = fi_dupinfo(pick(list));
+  fi_info* chosen = pick(list, domain);
+  if (!chosen) {
+    fi_freeinfo(list);
+    throw TransportError("libfabric provider '" + provider + "' has no domain '" + domain + "'");
+  }
+  e->info = fi_dupinfo(chosen);
   fi_freeinfo(list);
   fi_info* info = e->info;
   e->provider = info->fabric_attr->prov_name ? info->fabric_attr->prov_name : provider;

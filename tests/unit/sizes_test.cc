@@ -1,0 +1,75 @@
+// smddp::tools::parse_size: one meaning of K/M/G for every tool (docs/bench.md#sizes).
+#include <gtest/gtest.h>
+
+#include "smddp/error.h"
+#include "smddp/tools/sizes.h"
+
+namespace smddp::tools {
+namespace {
+
+TEST(Sizes, BinaryUnitsAsInNcclTests) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("0"), 0u);
+  EXPECT_EQ(parse_size("8B"), 8u);
+  EXPECT_EQ(parse_size("8K"), 8192u);
+  EXPECT_EQ(parse_size("8k"), 8192u);
+  EXPECT_EQ(parse_size("16M"), 16ull << 20);
+  EXPECT_EQ(parse_size("16m"), 16ull << 20);
+  EXPECT_EQ(parse_size("1G"), 1ull << 30);
+  EXPECT_EQ(parse_size("2T"), 2ull << 40);
+  EXPECT_EQ(parse_size("3P"), 3ull << 50);
+  EXPECT_EQ(parse_size("7E"), 7ull << 60);
+}
+
+TEST(Sizes, KbAndKibMeanTheSame) {
+  EXPECT_EQ(parse_size("1KB"), 1024u);
+  EXPECT_EQ(parse_size("1KiB"), 1024u);
+  EXPECT_EQ(parse_size("64MB"), 64ull << 20);
+  EXPECT_EQ(parse_size("64MiB"), 64ull << 20);
+  EXPECT_EQ(parse_size("10GB"), 10ull << 30);  // diag read this as 10^10 before
+  EXPECT_EQ(parse_size("10GiB"), 10ull << 30);
+  EXPECT_EQ(parse_size("1TB"), 1ull << 40);
+}
+
+TEST(Sizes, SpacesAndDecimals) {
+  EXPECT_EQ(parse_size(" 64 MiB "), 64ull << 20);
+  EXPECT_EQ(parse_size("1.5GiB"), 3ull << 29);
+  EXPECT_EQ(parse_size("1.5 G"), 3ull << 29);
+  EXPECT_EQ(parse_size("0.5K"), 512u);
+  EXPECT_EQ(parse_size(".5K"), 512u);
+  EXPECT_EQ(parse_size("2.K"), 2048u);
+  EXPECT_FALSE(parse_size("1.5"));   // half a byte
+  EXPECT_FALSE(parse_size("0.3K"));  // 307.2 bytes
+  EXPECT_FALSE(parse_size("1.2.3K"));
+}
+
+TEST(Sizes, OverflowRefused) {
+  EXPECT_EQ(parse_size("9223372036854775807"), kMaxSize);
+  EXPECT_FALSE(parse_size("9223372036854775808"));
+  EXPECT_FALSE(parse_size("18446744073709551616"));
+  EXPECT_FALSE(parse_size("99999999999999999999999999999999"));
+  EXPECT_FALSE(parse_size("8E"));
+  EXPECT_FALSE(parse_size("16E"));
+  EXPECT_FALSE(parse_size("8589934592G"));  // 2^63
+  EXPECT_EQ(parse_size("8589934591G"), (8589934591ull << 30));
+}
+
+TEST(Sizes, NegativeAndJunkRefused) {
+  for (const char* bad : {"", " ", "-1", "-1M", "+1M", "K", "M", ".", "lots", "12Q", "1 2", "1KK", "1Kb", "1kib",
+                          "1b", "0x10", "1e3", "1GiBs", "1 G B"}) {
+    EXPECT_FALSE(parse_size(bad)) << "'" << bad << "'";
+  }
+}
+
+TEST(Sizes, OrThrowNamesTheFlag) {
+  EXPECT_EQ(parse_size_or_throw("32M", "-b"), 32ull << 20);
+  try {
+    parse_size_or_throw("12Q", "-b/--minbytes");
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("-b/--minbytes '12Q': expected a byte count"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace smddp::tools
