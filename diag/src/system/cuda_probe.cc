@@ -21,7 +21,8 @@ CudaProbe probe_cuda() {
   int n = 0;
   cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess) {
-    // Any error here means no usable device (DESIGN.md).
+    // Any error here means no usable device; whether a GPU is listed at
+    // all (NVML, nvidia-smi -L) decides if that is a failure (docs/gpu.md).
     p.message = std::string("CUDA runtime: no device (") + cudaGetErrorString(rc) + ")";
     return p;
   }
