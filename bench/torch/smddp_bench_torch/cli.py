@@ -1,7 +1,7 @@
 """smddp-bench-torch: the size sweep through torch.distributed.
 
 Exit codes as smddp-bench's: 0 ok, 1 wrong values, 2 below --min-busbw,
-3 timeout or lost peer, 4 other runtime error, 64 usage (including a
+3 timeout or lost peer, 70 other runtime error, 64 usage (including a
 backend that cannot run here).
 
 Ranks: torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
@@ -17,7 +17,7 @@ import sys
 from . import __version__
 from .options import UsageError, parse, sweep_sizes
 
-EXIT_OK, EXIT_WRONG, EXIT_BELOW, EXIT_LOST, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2, 3, 4, 64
+EXIT_OK, EXIT_WRONG, EXIT_BELOW, EXIT_LOST, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2, 3, 70, 64
 
 
 def launcher_rank():
