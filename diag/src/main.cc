@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   using namespace smddp::diag;
   namespace tools = smddp::tools;
   CLI::App app{"smddp-diag: topology, fabric probes, preflight health checks and a node exporter", "smddp-diag"};
-  app.require_subcommand(0, 1);  // none only with --list-config (checked below)
+  app.require_subcommand(1);
   app.fallthrough();
   app.set_version_flag("--version", std::string(smddp::kVersion));
   GlobalOptions global;
@@ -45,6 +45,18 @@ int main(int argc, char** argv) {
   commands.push_back(make_preflight_command(app, global));
   commands.push_back(make_exporter_command(app, global));
 
+  // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
+  smddp::config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
+  constexpr unsigned kUsers = smddp::config::kEngine | smddp::config::kDiag;
+  // --list-config needs no subcommand: handled before the parser demands one.
+  for (int i = 1; i < argc; ++i) list_config = list_config || std::string(argv[i]) == "--list-config";
+  if (list_config) {
+    for (int i = 1; i < argc; ++i) markdown = markdown || std::string(argv[i]) == "--markdown";
+    smddp::config::print(stdout, kUsers, markdown);
+    std::fflush(stdout);
+    smddp::config::check_or_exit("smddp-diag", kUsers);
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -67,15 +79,6 @@ int main(int argc, char** argv) {
     return usage_error(what + " (see smddp-diag --help)");
   }
 
-  // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
-  smddp::config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
-  constexpr unsigned kUsers = smddp::config::kEngine | smddp::config::kDiag;
-  if (list_config) {
-    smddp::config::print(stdout, kUsers, markdown);
-    std::fflush(stdout);
-    smddp::config::check_or_exit("smddp-diag", kUsers);
-    return 0;
-  }
   // Before any subcommand touches MPI or the engine: one line from rank 0, 64.
   smddp::config::check_or_exit("smddp-diag", kUsers);
 
