@@ -40,11 +40,16 @@ SMDDP_ALGORITHM(alltoall_shm_direct);
 SMDDP_ALGORITHM(alltoall_pairwise);
 SMDDP_ALGORITHM(alltoall_cma);
 
+SMDDP_ALGORITHM(gather_direct);
+SMDDP_ALGORITHM(scatter_direct);
+SMDDP_ALGORITHM(sendrecv_ring);
+SMDDP_ALGORITHM(alltoallv_pairwise);
+
 SMDDP_ALGORITHM(barrier_shm);
 SMDDP_ALGORITHM(barrier_dissemination);
 
 #if SMDDP_CUDA_ENABLED
-// Device buffers, every collective but the barrier (cuda/staged.cc).
+// Device buffers, every collective but the barrier and alltoallv (cuda/staged.cc).
 SMDDP_ALGORITHM(cuda_staged);
 SMDDP_ACCEPTS(cuda_staged_accepts);
 #endif

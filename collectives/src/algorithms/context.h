@@ -51,9 +51,13 @@ struct Call {
   DataType dtype = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;  // never Avg here: the communicator divides
   int root = 0;
+  const size_t* send_counts = nullptr;  // alltoallv: elements per peer, packed by peer
+  const size_t* recv_counts = nullptr;
 
   size_t esize() const { return dtype_size(dtype); }
-  // The bytes the selector keys on: the whole vector of the collective.
+  // The bytes the selector keys on: the whole vector of the collective (the
+  // larger buffer). alltoallv: 0, since ranks' own sums differ and every
+  // rank must choose alike.
   size_t bytes(int group_size) const;
 };
 

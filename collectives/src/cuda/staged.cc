@@ -29,6 +29,7 @@
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
 #include "smddp/error.h"
+#include "smddp/traits.h"
 
 namespace smddp {
 namespace {
@@ -49,39 +50,23 @@ struct Plan {
   Side in, out;
 };
 
+bool blocked(const CollectiveTraits& t) { return t.send == Extent::Ranks || t.recv == Extent::Ranks; }
+
+// The copies follow the collective's row (smddp/traits.h): a side of n
+// blocks walks block by block, ranks that do not use a side skip it.
 Plan plan_of(const Group& g, const Call& c) {
   const int n = g.size();
-  const bool root = g.me == c.root;
+  const CollectiveTraits& t = traits(c.collective);
+  const int root = t.has_root ? c.root : -1;
   Plan p;
-  p.in = {c.send, 1, 0};
-  p.out = {c.recv, 1, 0};
-  p.span = c.count;
-  switch (c.collective) {
-    case Collective::Reduce:
-      p.up = root;
-      break;
-    case Collective::Broadcast:
-      p.down = root;
-      p.up = !root || c.send != c.recv;
-      break;
-    case Collective::AllGather:
-      p.span = c.blocks.length(0);
-      p.out = {c.recv, n, p.span};
-      p.host_in_place = false;
-      break;
-    case Collective::ReduceScatter:
-      p.span = c.blocks.length(0);
-      p.in = {c.send, n, p.span};
-      p.host_in_place = false;
-      break;
-    case Collective::AllToAll:
-      p.in = {c.send, n, c.count};
-      p.out = {c.recv, n, c.count};
-      p.host_in_place = false;
-      break;
-    default:
-      break;
-  }
+  p.span = blocked(t) ? c.blocks.length(0) : c.count;
+  p.in = {c.send, t.send == Extent::Ranks ? n : 1, p.span};
+  p.out = {c.recv, t.recv == Extent::Ranks ? n : 1, p.span};
+  p.down = t.sends_on(g.me, root);
+  p.up = t.receives_on(g.me, root);
+  // The root of a collective only the root feeds, in place, holds its output.
+  if (t.send_on == Ranks::Root && g.me == root && c.send == c.recv) p.up = false;
+  p.host_in_place = p.in.blocks == 1 && p.out.blocks == 1;
   return p;
 }
 
@@ -187,9 +172,7 @@ class StagedRun {
     c.send = in_slot(s);
     c.recv = out_slot(s);
     c.count = len;
-    if (c.collective == Collective::AllGather || c.collective == Collective::ReduceScatter) {
-      c.blocks = patterns::Partition::equal(len, g_.size());
-    }
+    if (blocked(traits(c.collective))) c.blocks = patterns::Partition::equal(len, g_.size());
     ctx_.run(g_, c);
   }
 
@@ -221,14 +204,14 @@ class StagedRun {
 }  // namespace
 
 const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call) {
+  if (traits(call.collective).per_peer()) return "needs equal blocks (not per-peer counts)";
   const Plan p = plan_of(g, call);
   if (p.span == 0) {
     // Nothing to stage; null pointers are fine, host ones are not ours.
     const auto ours = [](const void* ptr) { return ptr == nullptr || cuda::is_device_pointer(ptr); };
     return ours(p.in.base) && ours(p.out.base) ? nullptr : "needs CUDA device buffers";
   }
-  if ((call.collective == Collective::AllGather || call.collective == Collective::ReduceScatter) &&
-      call.blocks.total % static_cast<size_t>(call.blocks.parts) != 0) {
+  if (blocked(traits(call.collective)) && call.blocks.total % static_cast<size_t>(call.blocks.parts) != 0) {
     return "needs blocks of equal length";
   }
   if (p.down && !cuda::is_device_pointer(p.in.base)) return "needs CUDA device buffers";
@@ -258,7 +241,7 @@ size_t staging_chunk_bytes() {
 }
 
 std::string_view device_algorithm(Collective c, std::string_view requested) {
-  if (c == Collective::Barrier) return requested;
+  if (traits(c).send == Extent::None) return requested;  // the barrier touches no buffer
   if (requested.empty() || requested == "auto") return "cuda_staged";
   const Algorithm* a = find_algorithm(c, requested);
   if (a && !a->info.cuda_memory) {
