@@ -151,7 +151,6 @@ class EngineCommunicator final : public Communicator {
       if (!a.send_counts || !a.recv_counts) {
         throw UsageError(std::string(t.name) + ": needs per-peer send and receive counts");
       }
-      if (a.memory != MemoryKind::Host) throw UsageError(std::string(t.name) + ": host buffers only");
       for (int r = 0; r < n; ++r) {
         if (a.send_counts[r] > std::numeric_limits<size_t>::max() / es / static_cast<size_t>(n) ||
             a.recv_counts[r] > std::numeric_limits<size_t>::max() / es / static_cast<size_t>(n)) {

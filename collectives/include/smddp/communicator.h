@@ -35,7 +35,8 @@ struct CollectiveArgs {
   // (the caller's streams synchronised); the call runs a CUDA algorithm
   // (cuda_staged for "auto") and is complete when it returns.
   MemoryKind memory = MemoryKind::Host;
-  // alltoallv only: n elements counts each, per peer (host memory).
+  // alltoallv only: n element counts each, one per peer, in host memory
+  // (the buffers may be device memory).
   const size_t* send_counts = nullptr;
   const size_t* recv_counts = nullptr;
 };

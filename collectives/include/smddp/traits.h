@@ -36,7 +36,7 @@ enum class InPlace : uint8_t {
 };
 
 // Which ranks read (send) or write (recv) a buffer.
-enum class Ranks : uint8_t { All, Root, NonRoot };
+enum class Ranks : uint8_t { All, Root };
 
 struct CollectiveTraits {
   Collective collective;
@@ -56,7 +56,7 @@ struct CollectiveTraits {
 
  private:
   static bool uses(Ranks r, int rank, int root) {
-    return r == Ranks::All || (r == Ranks::Root) == (rank == root);
+    return r == Ranks::All || rank == root;
   }
 };
 

@@ -49,7 +49,7 @@ SMDDP_ALGORITHM(barrier_shm);
 SMDDP_ALGORITHM(barrier_dissemination);
 
 #if SMDDP_CUDA_ENABLED
-// Device buffers, every collective but the barrier and alltoallv (cuda/staged.cc).
+// Device buffers, every collective but the barrier (cuda/staged.cc).
 SMDDP_ALGORITHM(cuda_staged);
 SMDDP_ACCEPTS(cuda_staged_accepts);
 #endif

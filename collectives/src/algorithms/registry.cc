@@ -44,9 +44,9 @@ const std::vector<Algorithm>& table() {
   static const std::vector<Algorithm> rows = [] {
     std::vector<Algorithm> out = host_rows();
 #if SMDDP_CUDA_ENABLED
-    // Every collective with buffers of equal blocks (not the barrier, not alltoallv).
+    // Every collective with buffers (not the barrier).
     for (const CollectiveTraits& t : kCollectiveTraits) {
-      if (t.send != Extent::None && !t.per_peer()) out.push_back(cuda_staged_row(t.collective));
+      if (t.send != Extent::None) out.push_back(cuda_staged_row(t.collective));
     }
 #endif
     return out;

@@ -12,6 +12,8 @@
 //    the host collective sees it as `blocks` contiguous runs of len;
 //  - slot: one of two pinned host buffer pairs (in, out) a chunk is staged in.
 //
+// alltoallv (per-peer counts) is staged whole, without the pipeline.
+//
 // Pipeline: chunk k+1 comes down (stream `down`) while the host collective
 // runs on chunk k, and chunk k-1 goes up (stream `up`). The host collective is
 // any host algorithm the selector picks (shm_direct in a node, hierarchical
@@ -28,6 +30,7 @@
 #include "algorithms/registry.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
+#include "smddp/communicator.h"
 #include "smddp/error.h"
 #include "smddp/traits.h"
 
@@ -201,10 +204,45 @@ class StagedRun {
   size_t chunks_ = 0;
 };
 
+// alltoallv: parts of uneven length do not chunk alike on every rank, so
+// the whole buffers are staged at once (down, host call, up), unpipelined.
+void staged_per_peer(Context& ctx, const Group& g, const Call& call) {
+  const size_t es = call.esize();
+  size_t sends = 0, recvs = 0;
+  for (int p = 0; p < g.size(); ++p) {
+    sends += call.send_counts[p];
+    recvs += call.recv_counts[p];
+  }
+  Staging& st = staging();
+  const std::string what(ctx.scope.collective);
+  auto wait = [&](const cuda::Event& e, const char* doing) {
+    cuda::wait(e.get(), ctx.scope.deadline, what.c_str(), ctx.scope.timeout_seconds, doing);
+  };
+  Call c = call;
+  c.send = st.in[0].get(std::max<size_t>(1, sends * es));
+  c.recv = st.out[0].get(std::max<size_t>(1, recvs * es));
+  if (sends) {
+    copy(const_cast<void*>(c.send), 0, call.send, 0, sends * es, 1, st.down.get());
+    st.down_done[0].record(st.down.get());
+    wait(st.down_done[0], "copying device to host");
+  }
+  ctx.run(g, c);
+  if (recvs) {
+    copy(call.recv, 0, c.recv, 0, recvs * es, 1, st.up.get());
+    st.up_done[0].record(st.up.get());
+    wait(st.up_done[0], "copying host to device");
+  }
+}
+
+bool on_device(const void* p, size_t elements) { return elements == 0 || cuda::is_device_pointer(p); }
+
 }  // namespace
 
 const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call) {
-  if (traits(call.collective).per_peer()) return "needs equal blocks (not per-peer counts)";
+  if (traits(call.collective).per_peer()) {
+    const BufferCounts b = buffer_counts(call.collective, 0, g.size(), call.send_counts, call.recv_counts);
+    return on_device(call.send, b.send) && on_device(call.recv, b.recv) ? nullptr : "needs CUDA device buffers";
+  }
   const Plan p = plan_of(g, call);
   if (p.span == 0) {
     // Nothing to stage; null pointers are fine, host ones are not ours.
@@ -220,6 +258,7 @@ const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call
 }
 
 void cuda_staged(Context& ctx, const Group& g, const Call& call) {
+  if (traits(call.collective).per_peer()) return staged_per_peer(ctx, g, call);
   if (plan_of(g, call).span == 0) return;
   StagedRun(ctx, g, call).run();
 }
