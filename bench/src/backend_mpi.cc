@@ -4,12 +4,16 @@
 // followed by the same division the engine does.
 #include <mpi.h>
 
+#include <array>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "backend.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
+#include "smddp/traits.h"
 
 namespace smddp::bench {
 namespace {
@@ -74,62 +78,98 @@ class MpiBackend final : public Backend {
   std::string algorithm() const override { return "mpi"; }
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
-  void run(const CollectiveArgs& a) override {
-    const MPI_Datatype t = type(a.dtype);
-    const MPI_Op op = mpi_op(a.dtype, a.op);
-    const int n = static_cast<int>(a.count);
-    const size_t es = dtype_size(a.dtype);
-    const bool in_place = is_in_place(a);
-    switch (a.collective) {
-      case Collective::AllReduce:
-        check(MPI_Allreduce(in_place ? MPI_IN_PLACE : a.send, a.recv, n, t, op, comm_), "MPI_Allreduce");
-        break;
-      case Collective::AllGather:
-        check(MPI_Allgather(in_place ? MPI_IN_PLACE : a.send, n, t, a.recv, n, t, comm_), "MPI_Allgather");
-        break;
-      case Collective::ReduceScatter:
-        if (in_place) {
-          // MPI leaves the result at the start of the buffer; NCCL at rank*count.
-          char* full = static_cast<char*>(a.recv) - rank_ * a.count * es;
-          check(MPI_Reduce_scatter_block(MPI_IN_PLACE, full, n, t, op, comm_), "MPI_Reduce_scatter_block");
-          std::memmove(a.recv, full, a.count * es);
-        } else {
-          check(MPI_Reduce_scatter_block(a.send, a.recv, n, t, op, comm_), "MPI_Reduce_scatter_block");
-        }
-        break;
-      case Collective::Broadcast:
-        if (rank_ == a.root && a.send != a.recv) std::memcpy(a.recv, a.send, a.count * es);
-        check(MPI_Bcast(a.recv, n, t, a.root, comm_), "MPI_Bcast");
-        break;
-      case Collective::Reduce: {
-        const void* send = (in_place && rank_ == a.root) ? MPI_IN_PLACE : a.send;
-        check(MPI_Reduce(send, a.recv, n, t, op, a.root, comm_), "MPI_Reduce");
-        break;
-      }
-      case Collective::AllToAll:
-        check(MPI_Alltoall(in_place ? MPI_IN_PLACE : a.send, n, t, a.recv, n, t, comm_), "MPI_Alltoall");
-        break;
-      case Collective::Barrier:
-        check(MPI_Barrier(comm_), "MPI_Barrier");
-        break;
+  void run(const CollectiveArgs& a) override;
+
+  // One MPI call per collective (kMpiCalls below), NCCL's conventions in.
+  struct Call {
+    const CollectiveArgs& a;
+    MPI_Datatype t;
+    MPI_Op op;
+    int n;  // the count, as MPI takes it
+    bool in_place;
+  };
+  void allreduce(const Call& c) {
+    check(MPI_Allreduce(c.in_place ? MPI_IN_PLACE : c.a.send, c.a.recv, c.n, c.t, c.op, comm_), "MPI_Allreduce");
+  }
+  void allgather(const Call& c) {
+    check(MPI_Allgather(c.in_place ? MPI_IN_PLACE : c.a.send, c.n, c.t, c.a.recv, c.n, c.t, comm_), "MPI_Allgather");
+  }
+  void reduce_scatter(const Call& c) {
+    if (c.in_place) {
+      // MPI leaves the result at the start of the buffer; NCCL at rank*count.
+      const size_t bytes = c.a.count * dtype_size(c.a.dtype);
+      char* full = static_cast<char*>(c.a.recv) - rank_ * bytes;
+      check(MPI_Reduce_scatter_block(MPI_IN_PLACE, full, c.n, c.t, c.op, comm_), "MPI_Reduce_scatter_block");
+      std::memmove(c.a.recv, full, bytes);
+    } else {
+      check(MPI_Reduce_scatter_block(c.a.send, c.a.recv, c.n, c.t, c.op, comm_), "MPI_Reduce_scatter_block");
     }
-    if (a.op == ReduceOp::Avg && collective_reduces(a.collective) &&
-        (a.collective != Collective::Reduce || rank_ == a.root)) {
-      divide(a.recv, a.count, a.dtype, size_);
+  }
+  void broadcast(const Call& c) {
+    if (rank_ == c.a.root && c.a.send != c.a.recv) std::memcpy(c.a.recv, c.a.send, c.a.count * dtype_size(c.a.dtype));
+    check(MPI_Bcast(c.a.recv, c.n, c.t, c.a.root, comm_), "MPI_Bcast");
+  }
+  void reduce(const Call& c) {
+    const void* send = (c.in_place && rank_ == c.a.root) ? MPI_IN_PLACE : c.a.send;
+    check(MPI_Reduce(send, c.a.recv, c.n, c.t, c.op, c.a.root, comm_), "MPI_Reduce");
+  }
+  void alltoall(const Call& c) {
+    check(MPI_Alltoall(c.in_place ? MPI_IN_PLACE : c.a.send, c.n, c.t, c.a.recv, c.n, c.t, comm_), "MPI_Alltoall");
+  }
+  void barrier_call(const Call&) { barrier(); }
+  void gather(const Call& c) {
+    // MPI_IN_PLACE is the root's alone; the root's block is already in place.
+    const void* send = (c.in_place && rank_ == c.a.root) ? MPI_IN_PLACE : c.a.send;
+    check(MPI_Gather(send, c.n, c.t, c.a.recv, c.n, c.t, c.a.root, comm_), "MPI_Gather");
+  }
+  void scatter(const Call& c) {
+    void* recv = (c.in_place && rank_ == c.a.root) ? MPI_IN_PLACE : c.a.recv;
+    check(MPI_Scatter(c.a.send, c.n, c.t, recv, c.n, c.t, c.a.root, comm_), "MPI_Scatter");
+  }
+  void sendrecv(const Call& c) {
+    const int to = (rank_ + 1) % size_, from = (rank_ + size_ - 1) % size_;
+    if (c.in_place) {
+      check(MPI_Sendrecv_replace(c.a.recv, c.n, c.t, to, 0, from, 0, comm_, MPI_STATUS_IGNORE), "MPI_Sendrecv_replace");
+    } else {
+      check(MPI_Sendrecv(c.a.send, c.n, c.t, to, 0, c.a.recv, c.n, c.t, from, 0, comm_, MPI_STATUS_IGNORE),
+            "MPI_Sendrecv");
     }
+  }
+  void alltoallv(const Call& c) {
+    // Counts and displacements as MPI's ints; packed by peer.
+    std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
+    size_t so = 0, ro = 0;
+    for (int p = 0; p < size_; ++p) {
+      sc[p] = as_int(c.a.send_counts[p]);
+      rc[p] = as_int(c.a.recv_counts[p]);
+      sd[p] = as_int(so);
+      rd[p] = as_int(ro);
+      so += c.a.send_counts[p];
+      ro += c.a.recv_counts[p];
+    }
+    const void* send = c.a.send;
+    if (c.in_place) {
+      // MPI_IN_PLACE would reuse the receive counts for sending: send a copy.
+      const size_t bytes = so * dtype_size(c.a.dtype);
+      if (saved_.size() < bytes) saved_.resize(bytes);
+      std::memcpy(saved_.data(), c.a.send, bytes);
+      send = saved_.data();
+    }
+    check(MPI_Alltoallv(send, sc.data(), sd.data(), c.t, c.a.recv, rc.data(), rd.data(), c.t, comm_), "MPI_Alltoallv");
   }
 
  private:
+  static int as_int(size_t v) {
+    if (v > static_cast<size_t>(std::numeric_limits<int>::max())) throw UsageError("mpi: a count above INT_MAX");
+    return static_cast<int>(v);
+  }
+
   bool is_in_place(const CollectiveArgs& a) const {
-    const size_t es = dtype_size(a.dtype);
-    switch (a.collective) {
-      case Collective::AllGather:
-        return a.send == static_cast<const char*>(a.recv) + rank_ * a.count * es;
-      case Collective::ReduceScatter:
-        return a.recv == static_cast<const char*>(a.send) + rank_ * a.count * es;
-      default:
-        return a.send == a.recv;
-    }
+    const size_t offset = rank_ * a.count * dtype_size(a.dtype);
+    const InPlace layout = traits(a.collective).in_place;
+    if (layout == InPlace::SendInRecv) return a.send == static_cast<const char*>(a.recv) + offset;
+    if (layout == InPlace::RecvInSend) return a.recv == static_cast<const char*>(a.send) + offset;
+    return a.send == a.recv;
   }
 
   MPI_Datatype type(DataType t) const {
@@ -164,7 +204,35 @@ class MpiBackend final : public Backend {
   MPI_Datatype half_ = MPI_DATATYPE_NULL, bf16_ = MPI_DATATYPE_NULL;
   MPI_Op half_ops_[kNumReduceOps] = {};
   MPI_Op bf16_ops_[kNumReduceOps] = {};
+  std::vector<char> saved_;  // in-place alltoallv input
 };
+
+struct MpiCall {
+  Collective collective;
+  void (MpiBackend::*run)(const MpiBackend::Call&);
+};
+constexpr std::array<MpiCall, kNumCollectives> kMpiCalls = {{
+    {Collective::AllReduce, &MpiBackend::allreduce},
+    {Collective::AllGather, &MpiBackend::allgather},
+    {Collective::ReduceScatter, &MpiBackend::reduce_scatter},
+    {Collective::Broadcast, &MpiBackend::broadcast},
+    {Collective::Reduce, &MpiBackend::reduce},
+    {Collective::AllToAll, &MpiBackend::alltoall},
+    {Collective::Barrier, &MpiBackend::barrier_call},
+    {Collective::Gather, &MpiBackend::gather},
+    {Collective::Scatter, &MpiBackend::scatter},
+    {Collective::SendRecv, &MpiBackend::sendrecv},
+    {Collective::AllToAllV, &MpiBackend::alltoallv},
+}};
+static_assert(covers_every_collective(kMpiCalls), "one MPI call per collective, in enum order");
+
+void MpiBackend::run(const CollectiveArgs& a) {
+  const Call call{a, type(a.dtype), mpi_op(a.dtype, a.op), static_cast<int>(a.count), is_in_place(a)};
+  (this->*kMpiCalls[static_cast<size_t>(a.collective)].run)(call);
+  if (a.op == ReduceOp::Avg && collective_reduces(a.collective) && traits(a.collective).receives_on(rank_, a.root)) {
+    divide(a.recv, a.count, a.dtype, size_);
+  }
+}
 
 }  // namespace
 

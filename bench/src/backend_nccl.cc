@@ -16,13 +16,16 @@
 //
 // avg is ncclAvg: NCCL pre-multiplies floats by 1/n, which equals the
 // engine's sum-then-divide exactly for power-of-two rank counts only.
-// alltoall is grouped ncclSend/ncclRecv (in place through a scratch copy);
-// the barrier is a one-element allreduce.
+// alltoall, alltoallv, gather, scatter and sendrecv are grouped
+// ncclSend/ncclRecv as nccl-tests issues them (in place through a scratch
+// copy where an input would be overwritten); the barrier is a one-element
+// allreduce.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 #include <sched.h>
 #include <time.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -31,6 +34,7 @@
 
 #include "backend.h"
 #include "smddp/error.h"
+#include "smddp/traits.h"
 
 namespace smddp::bench {
 namespace {
@@ -145,33 +149,96 @@ class NcclBackend final : public Backend {
   std::string algorithm() const override { return "nccl"; }
   void* stream() override { return stream_; }
 
-  void run(const CollectiveArgs& a) override {
-    start(std::string(to_string(a.collective)));
-    const ncclDataType_t t = nccl_type(a.dtype);
-    const ncclRedOp_t op = nccl_op(a.op);
-    switch (a.collective) {
-      case Collective::AllReduce:
-        issued(ncclAllReduce(a.send, a.recv, a.count, t, op, comm_, stream_));
-        break;
-      case Collective::AllGather:
-        issued(ncclAllGather(a.send, a.recv, a.count, t, comm_, stream_));
-        break;
-      case Collective::ReduceScatter:
-        issued(ncclReduceScatter(a.send, a.recv, a.count, t, op, comm_, stream_));
-        break;
-      case Collective::Broadcast:
-        issued(ncclBroadcast(a.send, a.recv, a.count, t, a.root, comm_, stream_));
-        break;
-      case Collective::Reduce:
-        issued(ncclReduce(a.send, a.recv, a.count, t, op, a.root, comm_, stream_));
-        break;
-      case Collective::AllToAll:
-        alltoall(a, t);
-        break;
-      case Collective::Barrier:
-        issued(ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_));
-        break;
+  void run(const CollectiveArgs& a) override;
+
+  // One NCCL call per collective (kNcclCalls below).
+  void allreduce(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t op) {
+    issued(ncclAllReduce(a.send, a.recv, a.count, t, op, comm_, stream_));
+  }
+  void allgather(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    issued(ncclAllGather(a.send, a.recv, a.count, t, comm_, stream_));
+  }
+  void reduce_scatter(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t op) {
+    issued(ncclReduceScatter(a.send, a.recv, a.count, t, op, comm_, stream_));
+  }
+  void broadcast(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    issued(ncclBroadcast(a.send, a.recv, a.count, t, a.root, comm_, stream_));
+  }
+  void reduce(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t op) {
+    issued(ncclReduce(a.send, a.recv, a.count, t, op, a.root, comm_, stream_));
+  }
+  void barrier_call(const CollectiveArgs&, ncclDataType_t, ncclRedOp_t) {
+    issued(ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_));
+  }
+  // Gather and scatter as nccl-tests: grouped point-to-point with the root;
+  // the root's own block is a device copy (a no-op in place).
+  void gather(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    const size_t bytes = a.count * dtype_size(a.dtype);
+    char* recv = static_cast<char*>(a.recv);
+    issued(ncclGroupStart());
+    if (rank_ == a.root) {
+      for (int peer = 0; peer < size_; ++peer) {
+        if (peer != rank_) issued(ncclRecv(recv + peer * bytes, a.count, t, peer, comm_, stream_));
+      }
+    } else {
+      issued(ncclSend(a.send, a.count, t, a.root, comm_, stream_));
     }
+    issued(ncclGroupEnd());
+    if (rank_ == a.root) own_block(recv + rank_ * bytes, a.send, bytes);
+  }
+  void scatter(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    const size_t bytes = a.count * dtype_size(a.dtype);
+    const char* send = static_cast<const char*>(a.send);
+    issued(ncclGroupStart());
+    if (rank_ == a.root) {
+      for (int peer = 0; peer < size_; ++peer) {
+        if (peer != rank_) issued(ncclSend(send + peer * bytes, a.count, t, peer, comm_, stream_));
+      }
+    } else {
+      issued(ncclRecv(a.recv, a.count, t, a.root, comm_, stream_));
+    }
+    issued(ncclGroupEnd());
+    if (rank_ == a.root) own_block(a.recv, send + rank_ * bytes, bytes);
+  }
+  // Ring neighbour exchange, as nccl-tests' sendrecv.
+  void sendrecv(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    const size_t bytes = a.count * dtype_size(a.dtype);
+    const void* send = a.send == a.recv && bytes ? saved_copy(a.send, bytes) : a.send;
+    issued(ncclGroupStart());
+    issued(ncclSend(send, a.count, t, (rank_ + 1) % size_, comm_, stream_));
+    issued(ncclRecv(a.recv, a.count, t, (rank_ + size_ - 1) % size_, comm_, stream_));
+    issued(ncclGroupEnd());
+  }
+  void alltoall(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    const size_t bytes = a.count * dtype_size(a.dtype);
+    const char* send = static_cast<const char*>(a.send);
+    char* recv = static_cast<char*>(a.recv);
+    // Grouped send/recv cannot run in place: send from a copy.
+    if (a.send == a.recv && bytes) send = saved_copy(a.send, bytes * static_cast<size_t>(size_));
+    issued(ncclGroupStart());
+    for (int peer = 0; peer < size_; ++peer) {
+      issued(ncclSend(send + peer * bytes, a.count, t, peer, comm_, stream_));
+      issued(ncclRecv(recv + peer * bytes, a.count, t, peer, comm_, stream_));
+    }
+    issued(ncclGroupEnd());
+  }
+  // Per-peer counts, packed by peer (host arrays).
+  void alltoallv(const CollectiveArgs& a, ncclDataType_t t, ncclRedOp_t) {
+    const size_t es = dtype_size(a.dtype);
+    size_t total = 0;
+    for (int peer = 0; peer < size_; ++peer) total += a.send_counts[peer];
+    const char* send = static_cast<const char*>(a.send);
+    char* recv = static_cast<char*>(a.recv);
+    if (a.send == a.recv && total) send = saved_copy(a.send, total * es);
+    size_t so = 0, ro = 0;
+    issued(ncclGroupStart());
+    for (int peer = 0; peer < size_; ++peer) {
+      issued(ncclSend(send + so * es, a.send_counts[peer], t, peer, comm_, stream_));
+      issued(ncclRecv(recv + ro * es, a.recv_counts[peer], t, peer, comm_, stream_));
+      so += a.send_counts[peer];
+      ro += a.recv_counts[peer];
+    }
+    issued(ncclGroupEnd());
   }
 
   void sync() override {
@@ -228,29 +295,22 @@ class NcclBackend final : public Backend {
     if (state != ncclSuccess && state != ncclInProgress) failed(state);
   }
 
-  void alltoall(const CollectiveArgs& a, ncclDataType_t t) {
-    const size_t bytes = a.count * dtype_size(a.dtype);
-    const char* send = static_cast<const char*>(a.send);
-    char* recv = static_cast<char*>(a.recv);
-    if (a.send == a.recv && bytes) {
-      // Grouped send/recv cannot run in place: send from a copy.
-      const size_t total = bytes * static_cast<size_t>(size_);
-      if (total > scratch_bytes_) {
-        cudaFree(scratch_);
-        scratch_ = nullptr;
-        scratch_bytes_ = 0;
-        check_cuda(cudaMalloc(&scratch_, total), "cudaMalloc of the alltoall scratch buffer");
-        scratch_bytes_ = total;
-      }
-      check_cuda(cudaMemcpyAsync(scratch_, a.send, total, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
-      send = static_cast<const char*>(scratch_);
+  // `bytes` of `src` copied to the scratch buffer on stream_ (in-place inputs).
+  const char* saved_copy(const void* src, size_t bytes) {
+    if (bytes > scratch_bytes_) {
+      cudaFree(scratch_);
+      scratch_ = nullptr;
+      scratch_bytes_ = 0;
+      check_cuda(cudaMalloc(&scratch_, bytes), "cudaMalloc of the in-place scratch buffer");
+      scratch_bytes_ = bytes;
     }
-    issued(ncclGroupStart());
-    for (int peer = 0; peer < size_; ++peer) {
-      issued(ncclSend(send + peer * bytes, a.count, t, peer, comm_, stream_));
-      issued(ncclRecv(recv + peer * bytes, a.count, t, peer, comm_, stream_));
-    }
-    issued(ncclGroupEnd());
+    check_cuda(cudaMemcpyAsync(scratch_, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
+    return static_cast<const char*>(scratch_);
+  }
+
+  void own_block(void* dst, const void* src, size_t bytes) {
+    if (dst == src || !bytes) return;
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync");
   }
 
   bool settled_quietly() {
@@ -295,6 +355,32 @@ class NcclBackend final : public Backend {
   void* scratch_ = nullptr;
   size_t scratch_bytes_ = 0;
 };
+
+struct NcclCall {
+  Collective collective;
+  void (NcclBackend::*run)(const CollectiveArgs&, ncclDataType_t, ncclRedOp_t);
+};
+constexpr std::array<NcclCall, kNumCollectives> kNcclCalls = {{
+    {Collective::AllReduce, &NcclBackend::allreduce},
+    {Collective::AllGather, &NcclBackend::allgather},
+    {Collective::ReduceScatter, &NcclBackend::reduce_scatter},
+    {Collective::Broadcast, &NcclBackend::broadcast},
+    {Collective::Reduce, &NcclBackend::reduce},
+    {Collective::AllToAll, &NcclBackend::alltoall},
+    {Collective::Barrier, &NcclBackend::barrier_call},
+    {Collective::Gather, &NcclBackend::gather},
+    {Collective::Scatter, &NcclBackend::scatter},
+    {Collective::SendRecv, &NcclBackend::sendrecv},
+    {Collective::AllToAllV, &NcclBackend::alltoallv},
+}};
+static_assert(covers_every_collective(kNcclCalls), "one NCCL call per collective, in enum order");
+
+void NcclBackend::run(const CollectiveArgs& a) {
+  start(std::string(to_string(a.collective)));
+  const ncclDataType_t t = nccl_type(a.dtype);
+  const ncclRedOp_t op = nccl_op(a.op);
+  (this->*kNcclCalls[static_cast<size_t>(a.collective)].run)(a, t, op);
+}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "alltoallv_matrix.h"
 #include "smddp/algorithms.h"
 #include "smddp/error.h"
 #include "smddp/tools/paths.h"
@@ -89,10 +90,13 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("--min-busbw", o.min_busbw, "Fail (exit 2) when the average bus bandwidth is below this, GB/s");
   app.add_flag("--roofline", o.roofline, "Measure host memory bandwidth; show busbw as a fraction of it");
   app.add_option("--seed", o.seed, "Seed of the generated data")->capture_default_str();
+  app.add_option("--alltoallv-matrix", o.alltoallv_matrix,
+                 "alltoallv weights: n lines of n non-negative integers, row = sender (default (i+j)%n+1)");
   telemetry::add_metrics_options(app, o.metrics);
 }
 
 void finish_options(BenchOptions& o, const CliParts& parts) {
+  if (!o.alltoallv_matrix.empty()) o.alltoallv_weights = load_weights(o.alltoallv_matrix);
   o.collectives.clear();
   for (const auto& name : parts.collectives) {
     if (name == "all") {

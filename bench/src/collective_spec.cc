@@ -2,51 +2,35 @@
 
 #include <algorithm>
 
+#include "alltoallv_matrix.h"
 #include "smddp/communicator.h"
+#include "smddp/traits.h"
 
 namespace smddp::bench {
 
-RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks) {
+RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks,
+                     const std::vector<uint64_t>& alltoallv_weights) {
+  const CollectiveTraits& t = traits(c);
   const size_t es = dtype_size(dtype);
   const size_t n = static_cast<size_t>(nranks);
-  size_t elements = bytes / es;
+  const size_t elements = bytes / es;
+  // A buffer of n blocks (or per-peer parts) splits the row's size.
+  const bool splits = t.send == Extent::Ranks || t.recv == Extent::Ranks || t.per_peer();
   RowCounts r;
-  switch (c) {
-    case Collective::AllGather:
-    case Collective::ReduceScatter:
-    case Collective::AllToAll:
-      r.count = elements / n;
-      break;
-    case Collective::Barrier:
-      r.count = 0;
-      break;
-    default:
-      r.count = elements;
+  r.count = t.send == Extent::None ? 0 : splits ? elements / n : elements;
+  if (t.per_peer()) {
+    r.send = r.recv = scale(weights_for(alltoallv_weights, nranks), nranks, r.count).largest_buffer();
+    r.elements = r.count * n;
+  } else {
+    BufferCounts b = buffer_counts(c, r.count, nranks);
+    r.send = b.send;
+    r.recv = b.recv;
+    r.elements = std::max(r.send, r.recv);
   }
-  BufferCounts b = buffer_counts(c, r.count, nranks);
-  r.send = b.send;
-  r.recv = b.recv;
-  r.elements = std::max(r.send, r.recv);
   r.bytes = r.elements * es;
   return r;
 }
 
-double bus_factor(Collective c, int nranks) {
-  const double n = nranks;
-  switch (c) {
-    case Collective::AllReduce:
-      return 2 * (n - 1) / n;
-    case Collective::AllGather:
-    case Collective::ReduceScatter:
-    case Collective::AllToAll:
-      return (n - 1) / n;
-    case Collective::Broadcast:
-    case Collective::Reduce:
-      return 1;
-    case Collective::Barrier:
-      return 0;
-  }
-  return 1;
-}
+double bus_factor(Collective c, int nranks) { return traits(c).bus_factor(nranks); }
 
 }  // namespace smddp::bench

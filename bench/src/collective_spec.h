@@ -1,12 +1,16 @@
 // How each collective plugs into the harness (after nccl-tests): the counts
-// its buffers need for a row size, and its bus-bandwidth factor.
+// its buffers need for a row size, and its bus-bandwidth factor, both read
+// from the collective's row in smddp/traits.h.
 //
 // busbw = algbw * factor, where algbw = size / time and the factor is
-//   allreduce 2(n-1)/n; reducescatter, allgather, alltoall (n-1)/n;
-//   broadcast, reduce 1; barrier 0 (latency only).
+//   allreduce 2(n-1)/n; reducescatter, allgather, alltoall, alltoallv,
+//   gather, scatter (n-1)/n; broadcast, reduce, sendrecv 1; barrier 0
+//   (latency only).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "smddp/types.h"
 
@@ -14,15 +18,17 @@ namespace smddp::bench {
 
 struct RowCounts {
   size_t count = 0;  // the count argument of the call (NCCL convention)
-  size_t send = 0;   // elements of the send buffer
-  size_t recv = 0;   // elements of the receive buffer
-  size_t bytes = 0;  // the row's size: the larger buffer, after rounding
+  size_t send = 0;   // elements of the send buffer (alltoallv: the largest on any rank)
+  size_t recv = 0;   // elements of the receive buffer (alltoallv: likewise)
+  size_t bytes = 0;  // the row's size: the larger buffer, after rounding (alltoallv: n * count)
   size_t elements = 0;  // the row's count column: elements of the larger buffer
 };
 
 // Rounds `bytes` down to whole elements, and to a multiple of the rank count
-// where the collective splits the buffer (as nccl-tests does).
-RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks);
+// where the collective splits the buffer (as nccl-tests does). alltoallv
+// needs the job's weights (alltoallv_matrix.h).
+RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks,
+                     const std::vector<uint64_t>& alltoallv_weights = {});
 
 double bus_factor(Collective c, int nranks);
 

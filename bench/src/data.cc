@@ -1,9 +1,12 @@
 #include "data.h"
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "alltoallv_matrix.h"
+#include "smddp/traits.h"
 
 namespace smddp::bench {
 namespace {
@@ -115,39 +118,101 @@ void fill_send(const DataSpec& s, int rank, void* buf, size_t count) {
   for (size_t i = 0; i < count; ++i) store(buf, i, s.dtype, input(s, rank, i));
 }
 
-size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count) {
-  const int n = s.nranks;
-  const size_t es = dtype_size(s.dtype);
-  auto at = [es](const void* p, size_t elements) { return static_cast<const char*>(p) + elements * es; };
-  switch (s.collective) {
-    case Collective::AllReduce:
-      return compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); });
-    case Collective::Reduce:
-      return rank == s.root ? compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); }) : 0;
-    case Collective::ReduceScatter: {
-      // Output element i is input element rank*count + i.
-      return compare(s, recv, rank * count, count, [&](size_t i) { return combined(s, i); });
-    }
-    case Collective::AllGather: {
-      size_t wrong = 0;
-      for (int r = 0; r < n; ++r) {
-        wrong += compare(s, at(recv, r * count), 0, count, [&](size_t i) { return input(s, r, i); });
-      }
-      return wrong;
-    }
-    case Collective::Broadcast:
-      return compare(s, recv, 0, count, [&](size_t i) { return input(s, s.root, i); });
-    case Collective::AllToAll: {
-      size_t wrong = 0;
-      for (int r = 0; r < n; ++r) {
-        wrong += compare(s, at(recv, r * count), rank * count, count, [&](size_t i) { return input(s, r, i); });
-      }
-      return wrong;
-    }
-    case Collective::Barrier:
-      return 0;
+namespace {
+
+const char* at(const void* p, size_t elements, DataType t) {
+  return static_cast<const char*>(p) + elements * dtype_size(t);
+}
+
+size_t reduced(const DataSpec& s, int, const void* recv, size_t count) {
+  return compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); });
+}
+
+size_t reduced_at_root(const DataSpec& s, int rank, const void* recv, size_t count) {
+  return rank == s.root ? reduced(s, rank, recv, count) : 0;
+}
+
+// Output element i is input element rank*count + i.
+size_t reduced_block(const DataSpec& s, int rank, const void* recv, size_t count) {
+  return compare(s, recv, rank * count, count, [&](size_t i) { return combined(s, i); });
+}
+
+// Block r is rank r's input.
+size_t gathered(const DataSpec& s, int, const void* recv, size_t count) {
+  size_t wrong = 0;
+  for (int r = 0; r < s.nranks; ++r) {
+    wrong += compare(s, at(recv, r * count, s.dtype), 0, count, [&](size_t i) { return input(s, r, i); });
   }
-  return 0;
+  return wrong;
+}
+
+size_t gathered_at_root(const DataSpec& s, int rank, const void* recv, size_t count) {
+  return rank == s.root ? gathered(s, rank, recv, count) : 0;
+}
+
+size_t broadcast(const DataSpec& s, int, const void* recv, size_t count) {
+  return compare(s, recv, 0, count, [&](size_t i) { return input(s, s.root, i); });
+}
+
+// The root's block `rank`.
+size_t scattered(const DataSpec& s, int rank, const void* recv, size_t count) {
+  return compare(s, recv, rank * count, count, [&](size_t i) { return input(s, s.root, i); });
+}
+
+// Block r is block `rank` of rank r's input.
+size_t exchanged(const DataSpec& s, int rank, const void* recv, size_t count) {
+  size_t wrong = 0;
+  for (int r = 0; r < s.nranks; ++r) {
+    wrong += compare(s, at(recv, r * count, s.dtype), rank * count, count, [&](size_t i) { return input(s, r, i); });
+  }
+  return wrong;
+}
+
+// Rank-1's input (ring neighbour exchange).
+size_t from_left(const DataSpec& s, int rank, const void* recv, size_t count) {
+  const int left = (rank + s.nranks - 1) % s.nranks;
+  return compare(s, recv, 0, count, [&](size_t i) { return input(s, left, i); });
+}
+
+// Part r is the part of rank r's packed input meant for `rank`.
+size_t exchanged_per_peer(const DataSpec& s, int rank, const void* recv, size_t) {
+  const CountMatrix& m = *s.counts;
+  size_t wrong = 0, offset = 0;
+  for (int r = 0; r < s.nranks; ++r) {
+    size_t first = 0;
+    for (int p = 0; p < rank; ++p) first += m.at(r, p);
+    wrong += compare(s, at(recv, offset, s.dtype), first, m.at(r, rank), [&](size_t i) { return input(s, r, i); });
+    offset += m.at(r, rank);
+  }
+  return wrong;
+}
+
+size_t nothing(const DataSpec&, int, const void*, size_t) { return 0; }
+
+struct Expectation {
+  Collective collective;
+  size_t (*count_wrong)(const DataSpec& s, int rank, const void* recv, size_t count);
+};
+
+constexpr std::array<Expectation, kNumCollectives> kExpected = {{
+    {Collective::AllReduce, reduced},
+    {Collective::AllGather, gathered},
+    {Collective::ReduceScatter, reduced_block},
+    {Collective::Broadcast, broadcast},
+    {Collective::Reduce, reduced_at_root},
+    {Collective::AllToAll, exchanged},
+    {Collective::Barrier, nothing},  // checked by barrier_check.h
+    {Collective::Gather, gathered_at_root},
+    {Collective::Scatter, scattered},
+    {Collective::SendRecv, from_left},
+    {Collective::AllToAllV, exchanged_per_peer},
+}};
+static_assert(covers_every_collective(kExpected), "one expected-value function per collective, in enum order");
+
+}  // namespace
+
+size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count) {
+  return kExpected[static_cast<size_t>(s.collective)].count_wrong(s, rank, recv, count);
 }
 
 }  // namespace smddp::bench

@@ -12,6 +12,8 @@
 
 namespace smddp::bench {
 
+struct CountMatrix;
+
 struct DataSpec {
   Collective collective;
   DataType dtype;
@@ -19,13 +21,15 @@ struct DataSpec {
   uint64_t seed;
   int nranks;
   int root;
+  const CountMatrix* counts = nullptr;  // alltoallv: the row's per-peer counts
 };
 
 // Fills `count` elements of this rank's send buffer (element i of the send
 // buffer is input index i).
 void fill_send(const DataSpec& s, int rank, void* buf, size_t count);
 
-// Counts wrong elements of this rank's output after one call with `count`.
+// Counts wrong elements of this rank's output after one call with `count`
+// (the expected values: one function per collective, in data.cc).
 size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count);
 
 }  // namespace smddp::bench

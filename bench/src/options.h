@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,8 @@ struct BenchOptions {
   double min_busbw = 0;  // GB/s; 0 = no threshold
   bool roofline = false;
   uint64_t seed = 0x5eedULL;
+  std::string alltoallv_matrix;            // --alltoallv-matrix FILE
+  std::vector<uint64_t> alltoallv_weights;  // its n x n weights, row = sender (empty: default)
   telemetry::MetricsOptions metrics;
   std::vector<std::string> argv;
 };

@@ -312,7 +312,12 @@ int run_benchmark(const BenchOptions& o) {
     usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of this job (0.." +
                          std::to_string(nranks - 1) + ")");
   }
-  const SweepPlan plan = plan_sweep(o, nranks);
+  SweepPlan plan;
+  try {
+    plan = plan_sweep(o, nranks);  // --alltoallv-matrix must match the rank count
+  } catch (const UsageError& e) {
+    usage_exit(rank, e.what());
+  }
   try {
     // The first collective: an algorithm forced through SMDDP_ALGORITHM_*
     // that cannot run on this job's ranks is refused here, before any work.

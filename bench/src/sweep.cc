@@ -6,6 +6,7 @@
 #include "barrier_check.h"
 #include "collective_spec.h"
 #include "data.h"
+#include "smddp/traits.h"
 #include "watchdog.h"
 
 namespace smddp::bench {
@@ -23,6 +24,7 @@ int slice_iters(int iters, int rounds, int round) { return iters / rounds + (rou
 
 SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
   SweepPlan plan;
+  plan.alltoallv_weights = weights_for(o.alltoallv_weights, nranks);
   const auto sizes = sweep_sizes(o);
   for (Collective c : o.collectives) {
     for (DataType t : o.dtypes) {
@@ -30,7 +32,7 @@ SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
       for (ReduceOp op : ops) {
         for (size_t bytes : c == Collective::Barrier ? std::vector<size_t>{0} : sizes) {
           plan.rows.push_back({c, t, op, bytes});
-          RowCounts rc = row_counts(c, bytes, t, nranks);
+          RowCounts rc = row_counts(c, bytes, t, nranks, plan.alltoallv_weights);
           plan.max_send_bytes = std::max(plan.max_send_bytes, rc.send * dtype_size(t));
           plan.max_recv_bytes = std::max(plan.max_recv_bytes, rc.recv * dtype_size(t));
         }
@@ -56,6 +58,8 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
     CollectiveArgs warm{first, buffers_->send(), buffers_->recv(), first == Collective::Barrier ? 0u : 1u,
                         DataType::Float32, ReduceOp::Sum, 0};
     warm.memory = o_.mem;
+    const std::vector<size_t> none(static_cast<size_t>(ctx_.nranks), 0);  // alltoallv: empty parts
+    warm.send_counts = warm.recv_counts = none.data();
     for (int i = 0; i < kStartupCalls; ++i) backend->run(warm);
     backend->sync();
     backend->barrier();
@@ -66,7 +70,7 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     std::vector<Measurement> ms;
     for (auto& backend : backends_) {
-      for (Placement p : placements) ms.push_back(start(*backend, plan.rows[i], p == Placement::InPlace));
+      for (Placement p : placements) ms.push_back(start(*backend, plan, plan.rows[i], p == Placement::InPlace));
     }
     // Alone, one slice; side by side, rounds of slices in turn. Every slice
     // is preceded by warm-up: the full count before the first, one after.
@@ -96,19 +100,23 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
   }
 }
 
-Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan::Row& row, bool in_place) {
+Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row,
+                                bool in_place) {
   const int n = ctx_.nranks;
-  const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n);
+  const CollectiveTraits& t = traits(row.collective);
+  const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n, plan.alltoallv_weights);
   const size_t es = dtype_size(row.dtype);
-  const int root = collective_has_root(row.collective) ? o_.root : -1;
+  const int root = t.has_root ? o_.root : -1;
 
   void* sendp = buffers_->send();
   void* recvp = buffers_->recv();
   if (in_place) {
-    switch (row.collective) {
-      case Collective::AllGather: sendp = buffers_->recv() + rank_ * rc.count * es; break;
-      case Collective::ReduceScatter: recvp = buffers_->send() + rank_ * rc.count * es; break;
-      default: sendp = recvp;
+    if (t.in_place == InPlace::SendInRecv) {
+      sendp = buffers_->recv() + rank_ * rc.count * es;
+    } else if (t.in_place == InPlace::RecvInSend) {
+      recvp = buffers_->send() + rank_ * rc.count * es;
+    } else {
+      sendp = recvp;
     }
   }
   Measurement m;
@@ -116,6 +124,14 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan::Row& row, boo
   m.args = CollectiveArgs{row.collective, sendp, recvp, rc.count, row.dtype, row.op, std::max(root, 0)};
   m.args.memory = o_.mem;
   DataSpec spec{row.collective, row.dtype, row.op, o_.seed, n, std::max(root, 0)};
+  if (t.per_peer()) {
+    m.counts = std::make_shared<const CountMatrix>(scale(plan.alltoallv_weights, n, rc.count));
+    m.send_counts = m.counts->send_counts(rank_);
+    m.recv_counts = m.counts->recv_counts(rank_);
+    m.args.send_counts = m.send_counts.data();
+    m.args.recv_counts = m.recv_counts.data();
+    spec.counts = m.counts.get();
+  }
   Watchdog& watchdog = Watchdog::instance();
 
   RowResult& r = m.result;

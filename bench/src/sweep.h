@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "alltoallv_matrix.h"
 #include "backend.h"
 #include "device_memory.h"
 #include "reporter.h"
@@ -26,6 +27,7 @@ struct SweepPlan {
   };
   std::vector<Row> rows;
   size_t max_send_bytes = 0, max_recv_bytes = 0;
+  std::vector<uint64_t> alltoallv_weights;  // n x n (alltoallv_matrix.h)
 };
 
 SweepPlan plan_sweep(const BenchOptions& o, int nranks);
@@ -48,8 +50,11 @@ class Sweep {
     RowResult result;
     uint64_t wrong = 0;
     std::vector<double> times;  // per timed iteration, this rank
+    // alltoallv: the row's counts; args points into the vectors (kept by moves).
+    std::shared_ptr<const CountMatrix> counts;
+    std::vector<size_t> send_counts, recv_counts;
   };
-  Measurement start(Backend& backend, const SweepPlan::Row& row, bool in_place);
+  Measurement start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row, bool in_place);
   void time_slice(Measurement& m, int warmup, int iters);
   RowResult finish(Measurement& m);
 

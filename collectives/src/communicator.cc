@@ -16,6 +16,7 @@
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
+#include "smddp/traits.h"
 #include "transport/bootstrap.h"
 #include "transport/cma.h"
 #include "transport/fabric_transport.h"
@@ -138,32 +139,45 @@ class EngineCommunicator final : public Communicator {
       throw UsageError("root " + std::to_string(a.root) + " is not a rank of this job (0.." +
                        std::to_string(n - 1) + ")");
     }
+    const CollectiveTraits& t = traits(a.collective);
     const size_t es = dtype_size(a.dtype);
+    if (t.per_peer()) {
+      if (!a.send_counts || !a.recv_counts) {
+        throw UsageError(std::string(t.name) + ": needs per-peer send and receive counts");
+      }
+      for (int r = 0; r < n; ++r) {
+        if (a.send_counts[r] > std::numeric_limits<size_t>::max() / es / static_cast<size_t>(n) ||
+            a.recv_counts[r] > std::numeric_limits<size_t>::max() / es / static_cast<size_t>(n)) {
+          throw UsageError(std::string(t.name) + ": a per-peer count overflows the buffer size");
+        }
+      }
+    }
     if (a.count > std::numeric_limits<size_t>::max() / es / static_cast<size_t>(n)) {
       throw UsageError("count " + std::to_string(a.count) + " overflows the buffer size");
     }
-    BufferCounts need = buffer_counts(a.collective, a.count, n);
-    bool is_root = a.root == topo_.rank;
-    bool send_used = a.collective != Collective::Broadcast || is_root;
-    bool recv_used = a.collective != Collective::Reduce || is_root;
-    if ((need.send && send_used && !a.send) || (need.recv && recv_used && !a.recv)) {
-      throw UsageError(std::string(to_string(a.collective)) + ": null buffer for " +
-                       std::to_string(a.count) + " elements");
+    BufferCounts need = buffer_counts(a.collective, a.count, n, a.send_counts, a.recv_counts);
+    const int root = t.has_root ? a.root : -1;
+    if ((need.send && t.sends_on(topo_.rank, root) && !a.send) ||
+        (need.recv && t.receives_on(topo_.rank, root) && !a.recv)) {
+      throw UsageError(std::string(t.name) + ": null buffer for " + std::to_string(a.count) + " elements");
     }
     Call c;
     c.collective = a.collective;
     c.send = a.send;
     c.recv = a.recv;
-    c.count = a.count;
+    c.count = t.send == Extent::None ? 0 : a.count;
     c.dtype = a.dtype;
     c.op = a.op == ReduceOp::Avg ? ReduceOp::Sum : a.op;
     c.root = a.root;
-    if (a.collective == Collective::ReduceScatter || a.collective == Collective::AllGather) {
-      c.blocks = patterns::Partition::equal(a.count, n);
+    // Block r of an n-block buffer belongs to rank r (patterns::Partition).
+    if (t.send == Extent::Ranks || t.recv == Extent::Ranks) c.blocks = patterns::Partition::equal(a.count, n);
+    if (t.per_peer()) {
+      c.send_counts = a.send_counts;
+      c.recv_counts = a.recv_counts;
     }
-    if (a.collective == Collective::Barrier) c.count = 0;
-    // The barrier touches no buffer: host algorithms run it whatever the kind.
-    c.memory = a.collective == Collective::Barrier ? MemoryKind::Host : a.memory;
+    // A call without buffers (barrier): host algorithms run it whatever the kind.
+    const bool no_buffers = t.send == Extent::None && t.recv == Extent::None;
+    c.memory = no_buffers ? MemoryKind::Host : a.memory;
 #if !SMDDP_CUDA_ENABLED
     if (c.memory == MemoryKind::Cuda) throw UsageError("device buffers need a build with CUDA (SMDDP_WITH_CUDA)");
 #endif
@@ -172,7 +186,7 @@ class EngineCommunicator final : public Communicator {
   }
 
   void finish_average(const CollectiveArgs& a) {
-    if (a.collective == Collective::Reduce && a.root != topo_.rank) return;
+    if (!traits(a.collective).receives_on(topo_.rank, a.root)) return;
 #if SMDDP_CUDA_ENABLED
     if (a.memory == MemoryKind::Cuda) {
       cuda::divide_on_device(a.recv, a.count, a.dtype, topo_.size);
@@ -211,20 +225,10 @@ std::unique_ptr<Communicator> Communicator::create_from_mpi(const CommunicatorOp
   return make_engine_communicator(make_mpi_bootstrap(), options);
 }
 
-BufferCounts buffer_counts(Collective c, size_t count, int nranks) {
-  const size_t n = static_cast<size_t>(nranks);
-  switch (c) {
-    case Collective::AllGather:
-      return {count, count * n};
-    case Collective::ReduceScatter:
-      return {count * n, count};
-    case Collective::AllToAll:
-      return {count * n, count * n};
-    case Collective::Barrier:
-      return {0, 0};
-    default:
-      return {count, count};
-  }
+BufferCounts buffer_counts(Collective c, size_t count, int nranks, const size_t* send_counts,
+                           const size_t* recv_counts) {
+  const CollectiveTraits& t = traits(c);
+  return {extent_elements(t.send, count, nranks, send_counts), extent_elements(t.recv, count, nranks, recv_counts)};
 }
 
 void Communicator::allreduce(const void* s, void* r, size_t n, DataType t, ReduceOp op) {
@@ -244,6 +248,21 @@ void Communicator::reduce(const void* s, void* r, size_t n, DataType t, ReduceOp
 }
 void Communicator::alltoall(const void* s, void* r, size_t n, DataType t) {
   run({Collective::AllToAll, s, r, n, t, ReduceOp::Sum, 0});
+}
+void Communicator::gather(const void* s, void* r, size_t n, DataType t, int root) {
+  run({Collective::Gather, s, r, n, t, ReduceOp::Sum, root});
+}
+void Communicator::scatter(const void* s, void* r, size_t n, DataType t, int root) {
+  run({Collective::Scatter, s, r, n, t, ReduceOp::Sum, root});
+}
+void Communicator::sendrecv(const void* s, void* r, size_t n, DataType t) {
+  run({Collective::SendRecv, s, r, n, t, ReduceOp::Sum, 0});
+}
+void Communicator::alltoallv(const void* s, const size_t* sc, void* r, const size_t* rc, DataType t) {
+  CollectiveArgs a{Collective::AllToAllV, s, r, 0, t, ReduceOp::Sum, 0};
+  a.send_counts = sc;
+  a.recv_counts = rc;
+  run(a);
 }
 void Communicator::barrier() { run({Collective::Barrier, nullptr, nullptr, 0, DataType::Uint8, ReduceOp::Sum, 0}); }
 

@@ -30,6 +30,7 @@
 #include "smddp/algorithms.h"
 #include "smddp/communicator.h"
 #include "smddp/error.h"
+#include "smddp/traits.h"
 
 using namespace smddp;
 
@@ -108,6 +109,12 @@ uint64_t total_over_ranks(uint64_t mine) {
   return total;
 }
 
+// alltoallv: elements rank `from` sends rank `to` for a call of `count`:
+// skewed, from 0 up to 2*count, so empty and uneven parts both occur.
+size_t peer_count(int from, int to, size_t count, int n) {
+  return count * static_cast<size_t>((3 * from + to) % (n + 1)) * 2 / static_cast<size_t>(n);
+}
+
 struct Case {
   Collective coll;
   std::string algorithm;
@@ -137,25 +144,31 @@ class Runner {
     if (c.coll == Collective::Barrier) return run_barrier(c);
     const int n = comm_.size(), me = comm_.rank();
     const size_t es = dtype_size(c.dtype);
-    BufferCounts bc = buffer_counts(c.coll, c.count, n);
-    std::vector<char> send(bc.send * es + 1), recv(bc.recv * es + 1);
+    // The layout comes from the collective's row (smddp/traits.h).
+    const CollectiveTraits& t = traits(c.coll);
+    std::vector<size_t> send_counts, recv_counts;
+    if (t.per_peer()) {
+      for (int p = 0; p < n; ++p) {
+        send_counts.push_back(peer_count(me, p, c.count, n));
+        recv_counts.push_back(peer_count(p, me, c.count, n));
+      }
+    }
+    BufferCounts bc = buffer_counts(c.coll, c.count, n, send_counts.data(), recv_counts.data());
+    // In place on one buffer, it holds the larger of the two (alltoallv).
+    const size_t recv_elements = t.in_place == InPlace::Same ? std::max(bc.send, bc.recv) : bc.recv;
+    std::vector<char> send(bc.send * es + 1), recv(recv_elements * es + 1);
     // Inputs: each rank's vector, laid out as the collective reads it.
     size_t in_first = 0;  // element index of send[0] in this rank's input stream
     void* sendp = send.data();
     void* recvp = recv.data();
-    switch (c.coll) {
-      case Collective::AllGather:
-        if (c.in_place) sendp = recv.data() + me * c.count * es;
-        break;
-      case Collective::ReduceScatter:
-        if (c.in_place) recvp = send.data() + me * c.count * es;
-        break;
-      default:
-        if (c.in_place) sendp = recv.data();
-    }
-    if (c.in_place && c.coll == Collective::AllGather) {
+    if (c.in_place && t.in_place == InPlace::SendInRecv) {
+      sendp = recv.data() + me * c.count * es;
       fill_input_to(sendp, me, in_first, c.count, c);
-    } else if (c.in_place && c.coll != Collective::ReduceScatter) {
+    } else if (c.in_place && t.in_place == InPlace::RecvInSend) {
+      recvp = send.data() + me * c.count * es;
+      fill_input_to(send.data(), me, in_first, bc.send, c);
+    } else if (c.in_place) {
+      sendp = recv.data();
       fill_input_to(recv.data(), me, in_first, bc.send, c);
     } else {
       fill_input_to(send.data(), me, in_first, bc.send, c);
@@ -163,10 +176,14 @@ class Runner {
     // Poison the output so untouched elements are caught.
     if (!c.in_place) std::memset(recv.data(), 0xA5, recv.size());
     CollectiveArgs args{c.coll, sendp, recvp, c.count, c.dtype, c.op, c.root};
+    if (t.per_peer()) {
+      args.send_counts = send_counts.data();
+      args.recv_counts = recv_counts.data();
+    }
     comm_.run(args, CallOptions{c.algorithm});
     // An output identical to one already verified for the same call needs
     // no element-wise check: algorithms that round alike skip the reference.
-    const size_t out_bytes = (c.coll == Collective::Reduce && me != c.root) ? 0 : bc.recv * es;
+    const size_t out_bytes = t.receives_on(me, t.has_root ? c.root : -1) ? bc.recv * es : 0;
     const std::string key = std::string(to_string(c.coll)) + "/" + std::to_string(c.count) + "/" +
                             std::to_string(c.root);
     auto known = verified_.find(key);
@@ -250,6 +267,31 @@ class Runner {
           for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(r * c.count + i, r, me * c.count + i);
         }
         break;
+      case Collective::Gather:
+        if (me == c.root) {
+          for (int r = 0; r < n; ++r) {
+            for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(r * c.count + i, r, i);
+          }
+        }
+        break;
+      case Collective::Scatter:
+        for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(i, c.root, me * c.count + i);
+        break;
+      case Collective::SendRecv:
+        for (size_t i = 0; i < c.count; ++i) wrong += !input_ok(i, (me + n - 1) % n, i);
+        break;
+      case Collective::AllToAllV: {
+        // Part r: rank r's elements for me, after its parts for ranks < me.
+        size_t out_at = 0;
+        for (int r = 0; r < n; ++r) {
+          size_t first = 0;
+          for (int p = 0; p < me; ++p) first += peer_count(r, p, c.count, n);
+          const size_t len = peer_count(r, me, c.count, n);
+          for (size_t i = 0; i < len; ++i) wrong += !input_ok(out_at + i, r, first + i);
+          out_at += len;
+        }
+        break;
+      }
       case Collective::Barrier:
         break;
     }

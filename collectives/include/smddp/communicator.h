@@ -6,7 +6,12 @@
 // size*count); reduce_scatter takes the per-rank receive count (send holds
 // size*count); alltoall takes the count exchanged with each peer. In-place
 // calls pass the same pointer (for allgather, recv + rank*count; for
-// reduce_scatter, send + rank*count, as NCCL defines them).
+// reduce_scatter, send + rank*count, as NCCL defines them). gather and
+// scatter follow allgather and reduce_scatter with the big buffer on the
+// root; sendrecv sends `count` to rank+1 and receives `count` from rank-1;
+// alltoallv sends send_counts[peer] and receives recv_counts[peer] elements,
+// packed by peer (no displacements), and ignores `count`. The layout of
+// every collective is one row of smddp/traits.h.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +36,10 @@ struct CollectiveArgs {
   // algorithms that handle it (cuda_staged) and the call is complete when it
   // returns.
   MemoryKind memory = MemoryKind::Host;
+  // alltoallv only: n element counts each, one per peer, in host memory
+  // (the buffers may be device memory).
+  const size_t* send_counts = nullptr;
+  const size_t* recv_counts = nullptr;
 };
 
 struct CallOptions {
@@ -106,6 +115,11 @@ class Communicator {
   void broadcast(const void* send, void* recv, size_t count, DataType dtype, int root);
   void reduce(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op, int root);
   void alltoall(const void* send, void* recv, size_t count, DataType dtype);
+  void gather(const void* send, void* recv, size_t count, DataType dtype, int root);
+  void scatter(const void* send, void* recv, size_t count, DataType dtype, int root);
+  void sendrecv(const void* send, void* recv, size_t count, DataType dtype);
+  void alltoallv(const void* send, const size_t* send_counts, void* recv, const size_t* recv_counts,
+                 DataType dtype);
   void barrier();
 };
 
@@ -117,11 +131,14 @@ enum class BootstrapKind { Mpi, TcpStore };
 // MASTER_PORT are set (a half-configured torchrun environment).
 BootstrapKind bootstrap_from_environment();
 
-// Element counts of the send and receive buffers a call needs on `rank`.
+// Element counts of the send and receive buffers a call needs (the larger
+// one of a rooted collective, whatever the rank). alltoallv: the sums of
+// the per-peer counts, 0 without them.
 struct BufferCounts {
   size_t send = 0;
   size_t recv = 0;
 };
-BufferCounts buffer_counts(Collective c, size_t count, int nranks);
+BufferCounts buffer_counts(Collective c, size_t count, int nranks, const size_t* send_counts = nullptr,
+                           const size_t* recv_counts = nullptr);
 
 }  // namespace smddp

@@ -23,8 +23,10 @@ enum class MemoryKind : uint8_t { Host, Cuda };
 
 enum class Collective : uint8_t {
   AllReduce, AllGather, ReduceScatter, Broadcast, Reduce, AllToAll, Barrier,
+  Gather, Scatter, SendRecv, AllToAllV,
 };
-inline constexpr int kNumCollectives = 7;
+// What each one is: smddp/traits.h.
+inline constexpr int kNumCollectives = 11;
 
 size_t dtype_size(DataType t);
 bool dtype_is_float(DataType t);

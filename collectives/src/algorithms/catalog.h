@@ -40,6 +40,11 @@ SMDDP_ALGORITHM(alltoall_shm_direct);
 SMDDP_ALGORITHM(alltoall_pairwise);
 SMDDP_ALGORITHM(alltoall_cma);
 
+SMDDP_ALGORITHM(gather_direct);
+SMDDP_ALGORITHM(scatter_direct);
+SMDDP_ALGORITHM(sendrecv_ring);
+SMDDP_ALGORITHM(alltoallv_pairwise);
+
 SMDDP_ALGORITHM(barrier_shm);
 SMDDP_ALGORITHM(barrier_dissemination);
 

@@ -1,23 +1,23 @@
 #include "algorithms/context.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
 #include "algorithms/selector.h"
 #include "smddp/error.h"
+#include "smddp/traits.h"
 
 namespace smddp {
 
 size_t Call::bytes(int group_size) const {
-  switch (collective) {
-    case Collective::ReduceScatter:
-    case Collective::AllGather:
-      return blocks.total * esize();
-    case Collective::AllToAll:
-      return count * static_cast<size_t>(group_size) * esize();
-    default:
-      return count * esize();
-  }
+  const CollectiveTraits& t = traits(collective);
+  if (t.per_peer()) return 0;
+  // Composite algorithms pass n-block buffers as a (maybe balanced) partition.
+  auto elements = [&](Extent e) {
+    return e == Extent::Ranks && blocks.total ? blocks.total : extent_elements(e, count, group_size);
+  };
+  return std::max(elements(t.send), elements(t.recv)) * esize();
 }
 
 void Scratch::Free::operator()(void* p) const { std::free(p); }

@@ -58,9 +58,13 @@ struct Call {
   // tests: cores to spare). Copies for nested calls inherit both.
   MemoryKind memory = MemoryKind::Host;
   const Placement* placement = nullptr;
+  const size_t* send_counts = nullptr;  // alltoallv: elements per peer, packed by peer
+  const size_t* recv_counts = nullptr;
 
   size_t esize() const { return dtype_size(dtype); }
-  // The bytes the selector keys on: the whole vector of the collective.
+  // The bytes the selector keys on: the whole vector of the collective (the
+  // larger buffer). alltoallv: 0, since ranks' own sums differ and every
+  // rank must choose alike.
   size_t bytes(int group_size) const;
 };
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "algorithms/catalog.h"
+#include "smddp/traits.h"
 
 namespace smddp {
 
@@ -37,8 +38,24 @@ Algorithm cuda_staged_row(Collective c) {
 }
 #endif
 
+std::vector<Algorithm> host_rows();
+
 const std::vector<Algorithm>& table() {
-  static const std::vector<Algorithm> rows = {
+  static const std::vector<Algorithm> rows = [] {
+    std::vector<Algorithm> out = host_rows();
+#if SMDDP_CUDA_ENABLED
+    // Every collective with buffers (not the barrier).
+    for (const CollectiveTraits& t : kCollectiveTraits) {
+      if (t.send != Extent::None) out.push_back(cuda_staged_row(t.collective));
+    }
+#endif
+    return out;
+  }();
+  return rows;
+}
+
+std::vector<Algorithm> host_rows() {
+  return {
       {{C::AllReduce, "shm_direct", "each rank reduces its slice of every peer's staged chunk in shared memory",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, allreduce_shm_direct},
       {{C::AllReduce, "ring", "ring reduce-scatter then ring allgather (bandwidth-optimal)", "none",
@@ -83,20 +100,19 @@ const std::vector<Algorithm>& table() {
         kHost, kNoCuda}, accepts_any, alltoall_pairwise},
       {{C::AllToAll, "cma", "every rank reads its block straight from each peer's memory (process_vm_readv, one copy)",
         "all ranks on one node, cross-memory attach allowed", kHost, kNoCuda}, accepts_cma, alltoall_cma},
+      {{C::Gather, "direct", "every rank sends its block straight to the root, which receives them all at once",
+        "none", kHost, kNoCuda}, accepts_any, gather_direct},
+      {{C::Scatter, "direct", "the root sends each rank its block straight, all at once", "none",
+        kHost, kNoCuda}, accepts_any, scatter_direct},
+      {{C::SendRecv, "ring", "send to me+1 and receive from me-1 at once (ring neighbour exchange)", "none",
+        kHost, kNoCuda}, accepts_any, sendrecv_ring},
+      {{C::AllToAllV, "pairwise", "n-1 steps, step s sends my part for me+s and receives me-s's part for me",
+        "none", kHost, kNoCuda}, accepts_any, alltoallv_pairwise},
       {{C::Barrier, "shm", "counters in shared memory", "all ranks on one node", kHost, kNoCuda},
        accepts_node_group, barrier_shm},
       {{C::Barrier, "dissemination", "ceil(log2 n) rounds of one-byte messages", "none",
         kHost, kNoCuda}, accepts_any, barrier_dissemination},
-#if SMDDP_CUDA_ENABLED
-      cuda_staged_row(C::AllReduce),
-      cuda_staged_row(C::AllGather),
-      cuda_staged_row(C::ReduceScatter),
-      cuda_staged_row(C::Broadcast),
-      cuda_staged_row(C::Reduce),
-      cuda_staged_row(C::AllToAll),
-#endif
   };
-  return rows;
 }
 
 const std::vector<AlgorithmInfo>& infos() {

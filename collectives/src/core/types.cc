@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "smddp/traits.h"
+
 namespace smddp {
 namespace {
 
@@ -19,13 +21,17 @@ constexpr std::array<ReduceOp, kNumReduceOps> kOps = {ReduceOp::Sum, ReduceOp::P
                                                       ReduceOp::Max, ReduceOp::Avg};
 constexpr std::array<std::string_view, kNumReduceOps> kOpNames = {"sum", "prod", "min", "max", "avg"};
 
-constexpr std::array<Collective, kNumCollectives> kCollectives = {
-    Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::Broadcast,
-    Collective::Reduce,    Collective::AllToAll,  Collective::Barrier,
-};
-constexpr std::array<std::string_view, kNumCollectives> kCollectiveNames = {
-    "allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier",
-};
+// Names and order come from the traits rows (smddp/traits.h).
+constexpr auto kCollectives = [] {
+  std::array<Collective, kNumCollectives> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = kCollectiveTraits[i].collective;
+  return out;
+}();
+constexpr auto kCollectiveNames = [] {
+  std::array<std::string_view, kNumCollectives> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = kCollectiveTraits[i].name;
+  return out;
+}();
 
 template <typename Enum, size_t N>
 std::optional<Enum> find_name(const std::array<std::string_view, N>& names,
@@ -77,10 +83,10 @@ std::span<const ReduceOp> all_ops() { return kOps; }
 std::span<const Collective> all_collectives() { return kCollectives; }
 
 bool collective_reduces(Collective c) {
-  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
+  return traits(c).reduces;
 }
 bool collective_has_root(Collective c) {
-  return c == Collective::Broadcast || c == Collective::Reduce;
+  return traits(c).has_root;
 }
 
 }  // namespace smddp

@@ -12,6 +12,8 @@
 //    the host collective sees it as `blocks` contiguous runs of len;
 //  - slot: one of two pinned host buffer pairs (in, out) a chunk is staged in.
 //
+// alltoallv (per-peer counts) is staged whole, without the pipeline.
+//
 // Pipeline: chunk k+1 comes down (stream `down`) while the host collective
 // runs on chunk k, and chunk k-1 goes up (stream `up`). The host collective is
 // any host algorithm the selector picks (shm_direct in a node, hierarchical
@@ -28,8 +30,10 @@
 #include "algorithms/registry.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
+#include "smddp/communicator.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/traits.h"
 
 namespace smddp {
 namespace {
@@ -48,39 +52,23 @@ struct Plan {
   Side in, out;
 };
 
+bool blocked(const CollectiveTraits& t) { return t.send == Extent::Ranks || t.recv == Extent::Ranks; }
+
+// The copies follow the collective's row (smddp/traits.h): a side of n
+// blocks walks block by block, ranks that do not use a side skip it.
 Plan plan_of(const Group& g, const Call& c) {
   const int n = g.size();
-  const bool root = g.me == c.root;
+  const CollectiveTraits& t = traits(c.collective);
+  const int root = t.has_root ? c.root : -1;
   Plan p;
-  p.in = {c.send, 1, 0};
-  p.out = {c.recv, 1, 0};
-  p.span = c.count;
-  switch (c.collective) {
-    case Collective::Reduce:
-      p.up = root;
-      break;
-    case Collective::Broadcast:
-      p.down = root;
-      p.up = !root || c.send != c.recv;
-      break;
-    case Collective::AllGather:
-      p.span = c.blocks.length(0);
-      p.out = {c.recv, n, p.span};
-      p.host_in_place = false;
-      break;
-    case Collective::ReduceScatter:
-      p.span = c.blocks.length(0);
-      p.in = {c.send, n, p.span};
-      p.host_in_place = false;
-      break;
-    case Collective::AllToAll:
-      p.in = {c.send, n, c.count};
-      p.out = {c.recv, n, c.count};
-      p.host_in_place = false;
-      break;
-    default:
-      break;
-  }
+  p.span = blocked(t) ? c.blocks.length(0) : c.count;
+  p.in = {c.send, t.send == Extent::Ranks ? n : 1, p.span};
+  p.out = {c.recv, t.recv == Extent::Ranks ? n : 1, p.span};
+  p.down = t.sends_on(g.me, root);
+  p.up = t.receives_on(g.me, root);
+  // The root of a collective only the root feeds, in place, holds its output.
+  if (t.send_on == Ranks::Root && g.me == root && c.send == c.recv) p.up = false;
+  p.host_in_place = p.in.blocks == 1 && p.out.blocks == 1;
   return p;
 }
 
@@ -187,9 +175,7 @@ class StagedRun {
     c.send = in_slot(s);
     c.recv = out_slot(s);
     c.count = len;
-    if (c.collective == Collective::AllGather || c.collective == Collective::ReduceScatter) {
-      c.blocks = patterns::Partition::equal(len, g_.size());
-    }
+    if (blocked(traits(c.collective))) c.blocks = patterns::Partition::equal(len, g_.size());
     ctx_.run(g_, c);
   }
 
@@ -218,17 +204,52 @@ class StagedRun {
   size_t chunks_ = 0;
 };
 
+// alltoallv: parts of uneven length do not chunk alike on every rank, so
+// the whole buffers are staged at once (down, host call, up), unpipelined.
+void staged_per_peer(Context& ctx, const Group& g, const Call& call) {
+  const size_t es = call.esize();
+  size_t sends = 0, recvs = 0;
+  for (int p = 0; p < g.size(); ++p) {
+    sends += call.send_counts[p];
+    recvs += call.recv_counts[p];
+  }
+  Staging& st = staging();
+  const std::string what(ctx.scope.collective);
+  auto wait = [&](const cuda::Event& e, const char* doing) {
+    cuda::wait(e.get(), ctx.scope.deadline, what.c_str(), ctx.scope.timeout_seconds, doing);
+  };
+  Call c = call;
+  c.send = st.in[0].get(std::max<size_t>(1, sends * es));
+  c.recv = st.out[0].get(std::max<size_t>(1, recvs * es));
+  if (sends) {
+    copy(const_cast<void*>(c.send), 0, call.send, 0, sends * es, 1, st.down.get());
+    st.down_done[0].record(st.down.get());
+    wait(st.down_done[0], "copying device to host");
+  }
+  ctx.run(g, c);
+  if (recvs) {
+    copy(call.recv, 0, c.recv, 0, recvs * es, 1, st.up.get());
+    st.up_done[0].record(st.up.get());
+    wait(st.up_done[0], "copying host to device");
+  }
+}
+
+bool on_device(const void* p, size_t elements) { return elements == 0 || cuda::is_device_pointer(p); }
+
 }  // namespace
 
 const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call) {
+  if (traits(call.collective).per_peer()) {
+    const BufferCounts b = buffer_counts(call.collective, 0, g.size(), call.send_counts, call.recv_counts);
+    return on_device(call.send, b.send) && on_device(call.recv, b.recv) ? nullptr : "needs CUDA device buffers";
+  }
   const Plan p = plan_of(g, call);
   if (p.span == 0) {
     // Nothing to stage; null pointers are fine, host ones are not ours.
     const auto ours = [](const void* ptr) { return ptr == nullptr || cuda::is_device_pointer(ptr); };
     return ours(p.in.base) && ours(p.out.base) ? nullptr : "needs CUDA device buffers";
   }
-  if ((call.collective == Collective::AllGather || call.collective == Collective::ReduceScatter) &&
-      call.blocks.total % static_cast<size_t>(call.blocks.parts) != 0) {
+  if (blocked(traits(call.collective)) && call.blocks.total % static_cast<size_t>(call.blocks.parts) != 0) {
     return "needs blocks of equal length";
   }
   if (p.down && !cuda::is_device_pointer(p.in.base)) return "needs CUDA device buffers";
@@ -237,6 +258,7 @@ const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call
 }
 
 void cuda_staged(Context& ctx, const Group& g, const Call& call) {
+  if (traits(call.collective).per_peer()) return staged_per_peer(ctx, g, call);
   if (plan_of(g, call).span == 0) return;
   StagedRun(ctx, g, call).run();
 }

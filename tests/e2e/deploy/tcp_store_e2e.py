@@ -24,7 +24,8 @@ import json
 
 ARGS = None
 SKIP = 77
-COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier"}
+COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier",
+               "gather", "scatter", "sendrecv", "alltoallv"}
 SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 
 
@@ -85,7 +86,8 @@ def table_rows(stdout):
 def row_bytes(collective, size, nranks, elem=4):
     """The bytes of a row for a requested size: whole elements, and for the
     collectives that give each rank a block, whole blocks (as nccl-tests)."""
-    unit = elem * nranks if collective in ("allgather", "alltoall", "reducescatter") else elem
+    split = ("allgather", "alltoall", "reducescatter", "gather", "scatter", "alltoallv")
+    unit = elem * nranks if collective in split else elem
     return size // unit * unit
 
 

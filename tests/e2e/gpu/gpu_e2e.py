@@ -28,7 +28,8 @@ import time
 
 ARGS = None
 SKIP = 77
-ALL = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier"]
+ALL = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier", "gather", "scatter",
+       "sendrecv", "alltoallv"]
 # The fake runs no kernels, and avg divides on the device (cuda_staged).
 FAKE_OPS = "sum,prod,min,max"
 
