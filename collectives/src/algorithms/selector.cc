@@ -8,6 +8,7 @@
 #include "core/placement.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/traits.h"
 
 namespace smddp {
 namespace {
@@ -85,22 +86,6 @@ constexpr DefaultRule kDefaults[] = {
     {Collective::AllToAllV, Scope::MultiNode, kAny, "pairwise"},
     {Collective::Barrier, Scope::SingleNode, kAny, "shm,dissemination"},
     {Collective::Barrier, Scope::MultiNode, kAny, "dissemination"},
-#if SMDDP_CUDA_ENABLED
-    // Device buffers: staged through pinned host memory; the host
-    // collective inside is selected by the rows above.
-    {Collective::AllReduce, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::AllReduce, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::AllGather, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::AllGather, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::ReduceScatter, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::ReduceScatter, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::Broadcast, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::Broadcast, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::Reduce, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::Reduce, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::AllToAll, Scope::SingleNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-    {Collective::AllToAll, Scope::MultiNode, kAny, "cuda_staged", false, MemoryKind::Cuda},
-#endif
 };
 
 bool handles(const Algorithm& a, MemoryKind m) {
@@ -132,6 +117,17 @@ std::vector<SelectionRule> default_rules() {
   for (const DefaultRule& d : kDefaults) {
     rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates), d.dedicated_cores, d.memory});
   }
+#if SMDDP_CUDA_ENABLED
+  // Device buffers of every collective that has buffers: staged through
+  // pinned host memory; the host collective inside is selected by the rows
+  // above. (A barrier touches no buffer and runs as host.)
+  for (Collective c : all_collectives()) {
+    if (traits(c).send == Extent::None && traits(c).recv == Extent::None) continue;
+    for (Scope scope : {Scope::SingleNode, Scope::MultiNode}) {
+      rules.push_back({c, scope, kAny, {"cuda_staged"}, false, MemoryKind::Cuda});
+    }
+  }
+#endif
   return rules;
 }
 
