@@ -20,7 +20,7 @@ void alltoallv_pairwise(Context& ctx, const Group& g, const Call& call) {
   }
   const void* send = call.send;
   if (send == call.recv && soff[n] > 0) {
-    void* saved = ctx.scratch.get(0, soff[n]);
+    void* saved = ctx.scratch.get(ScratchSlot::SavedInput, soff[n]);
     std::memcpy(saved, send, soff[n]);
     send = saved;
   }

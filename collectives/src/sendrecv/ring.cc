@@ -15,7 +15,7 @@ void sendrecv_ring(Context& ctx, const Group& g, const Call& call) {
   }
   const void* send = call.send;
   if (send == call.recv && bytes > 0) {
-    void* saved = ctx.scratch.get(0, bytes);
+    void* saved = ctx.scratch.get(ScratchSlot::SavedInput, bytes);
     std::memcpy(saved, send, bytes);
     send = saved;
   }
