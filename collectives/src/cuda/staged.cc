@@ -216,7 +216,7 @@ void staged_per_peer(Context& ctx, const Group& g, const Call& call) {
   Staging& st = staging();
   const std::string what(ctx.scope.collective);
   auto wait = [&](const cuda::Event& e, const char* doing) {
-    cuda::wait(e.get(), ctx.scope.deadline, what.c_str(), ctx.scope.timeout_seconds, doing);
+    cuda::wait(e.get(), ctx.scope.deadline, ctx.scope.shared_cores, what.c_str(), ctx.scope.timeout_seconds, doing);
   };
   Call c = call;
   c.send = st.in[0].get(std::max<size_t>(1, sends * es));
