@@ -221,6 +221,7 @@ void staged_per_peer(Context& ctx, const Group& g, const Call& call) {
   Call c = call;
   c.send = st.in[0].get(std::max<size_t>(1, sends * es));
   c.recv = st.out[0].get(std::max<size_t>(1, recvs * es));
+  c.memory = MemoryKind::Host;  // the staging buffers: host algorithms run it
   if (sends) {
     copy(const_cast<void*>(c.send), 0, call.send, 0, sends * es, 1, st.down.get());
     st.down_done[0].record(st.down.get());
