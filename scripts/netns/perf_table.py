@@ -88,14 +88,24 @@ def main():
             best_large = max(best_large, size / best / 1e3 * bus)
         print(f"| {human(size)} | " + " | ".join(cells) + f" | {fmt(mpi)} | {speedup:.2f}x |")
     print()
-    if one:
+    large = [s for s, _ in verdicts if s >= (64 << 20)]
+    if not large:
+        print("Large messages (64 MiB and up): this sweep has no such row (raise -e to judge them).")
+    elif one:
         print(f"Large messages (64 MiB and up): best busbw {best_large:.3f} GB/s = "
               f"{100 * best_large / gbs(one):.0f}% of the one-way link, "
               f"{100 * best_large / gbs(both):.0f}% of the per-direction rate with both directions busy.")
+    else:
+        print(f"Large messages (64 MiB and up): best busbw {best_large:.3f} GB/s (the link was not measured).")
+    if not verdicts:
+        print("Best smddp against MPI from 64 KiB: not judged, the sweep has no row of 64 KiB or more.\n")
+        return
     behind = [human(s) for s, x in verdicts if not x >= 1.0]
     slow_large = [human(s) for s, x in verdicts if s >= (64 << 20) and not x >= 1.5]
+    large_verdict = ("not judged (no row of 64 MiB or more)" if not large else
+                     "yes" if not slow_large else "no at " + ", ".join(slow_large))
     print(f"Best smddp ahead of MPI at every size from 64 KiB: {'yes' if not behind else 'no, behind at ' + ', '.join(behind)}; "
-          f"at least 1.5x from 64 MiB: {'yes' if not slow_large else 'no at ' + ', '.join(slow_large)}.\n")
+          f"at least 1.5x from 64 MiB: {large_verdict}.\n")
 
 
 if __name__ == "__main__":

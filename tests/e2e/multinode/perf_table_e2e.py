@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""scripts/netns/perf_table.py judges only the sizes its sweep has: a sweep
+without 64 KiB or 64 MiB rows gets "not judged", never a "yes" or a 0.000
+GB/s best; a sweep with them gets its verdicts from the numbers."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts", "netns", "perf_table.py")
+
+
+def render(sizes, mpi_factor):
+    with tempfile.TemporaryDirectory() as d:
+        for name in ("sharded", "ring", "hierarchical", "auto", "mpi"):
+            factor = mpi_factor if name == "mpi" else 1.0
+            rows = [{"bytes": b, "wrong": 0, "algorithm": "ring",
+                     "per_iteration": {"p50_us": (10.0 + b / 1000.0) * factor}} for b in sizes]
+            with open(os.path.join(d, name + ".json"), "w") as f:
+                json.dump({"nranks": 4, "rows": rows}, f)
+        out = subprocess.run([sys.executable, SCRIPT, "--dir", d, "--hosts", "2", "--shaping", "none",
+                              "--load", "0", "--cpus", "2", "--command", "test"],
+                             capture_output=True, text=True, check=True).stdout
+    return out
+
+
+def expect(out, *needles):
+    for n in needles:
+        if n not in out:
+            sys.exit(f"FAIL: {n!r} not in:\n{out}")
+
+
+small = render([8, 64, 512, 4096], 2.0)
+expect(small, "this sweep has no such row", "not judged, the sweep has no row of 64 KiB")
+if "yes" in small or "0.000 GB/s" in small:
+    sys.exit(f"FAIL: a verdict without the rows for it:\n{small}")
+mid = render([64 << 10, 1 << 20], 2.0)
+expect(mid, "ahead of MPI at every size from 64 KiB: yes", "at least 1.5x from 64 MiB: not judged")
+behind = render([64 << 10, 64 << 20], 0.5)
+expect(behind, "no, behind at 64 KiB, 64 MiB", "at least 1.5x from 64 MiB: no at 64 MiB", "best busbw")
+print("perf_table: verdicts follow the rows")
