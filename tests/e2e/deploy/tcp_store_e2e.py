@@ -439,7 +439,12 @@ def test_wrong_secret():
                                          "SMDDP_STORE_SECRET": SECRET if r == 0 else "x" * 32})) for r in range(2)]
     results, took = launch(cmds, 60)
     expect_all_fail(results[1:], 64, "refused the handshake of rank 1", "SMDDP_STORE_SECRET differs")
-    expect_all_fail(results[:1], 3, "missing rank 1", "1 connection was refused for a wrong SMDDP_STORE_SECRET")
+    # Rank 0: the refusal as it happened, then the bootstrap's end naming it.
+    rc, _, err = results[0]
+    lines = [l for l in err.splitlines() if l.strip()]
+    if rc != 3 or len(lines) != 2 or "wrong proof of SMDDP_STORE_SECRET" not in lines[0] \
+            or "missing rank 1; 1 connection was refused for a wrong SMDDP_STORE_SECRET" not in lines[1]:
+        fail(f"rank 0: expected exit 3, the refusal and the timeout naming it:\n{show(results)}")
     print(f"{took:.1f} s: {results[1][2].strip()} / {results[0][2].strip()}")
 
 
