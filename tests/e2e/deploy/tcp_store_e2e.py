@@ -490,6 +490,43 @@ def test_secret_file():
     print(lines[0])
 
 
+def accepts(addr, port):
+    try:
+        with socket.create_connection((addr, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def test_bind_addr():
+    """The store listens on MASTER_ADDR's address only (SMDDP_STORE_BIND_ADDR names another);
+    a MASTER_ADDR that is not rank 0's own is one line naming the setting."""
+    for bind, want in ((None, (True, False)), ("0.0.0.0", (True, True))):
+        port = free_port()
+        p = subprocess.Popen([ARGS.bench, "allreduce"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=rank_env(0, 2, port, extra={"SMDDP_STORE_BIND_ADDR": bind,
+                                                             "SMDDP_BOOTSTRAP_TIMEOUT": "20"}))
+        try:
+            wait_listening(port, p)
+            got = (accepts("127.0.0.1", port), accepts("127.0.0.2", port))
+        finally:
+            p.terminate()  # the supervisor passes it to the rank
+            try:
+                p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+        if got != want:
+            fail(f"SMDDP_STORE_BIND_ADDR={bind}: 127.0.0.1 and 127.0.0.2 accept {got}, want {want}")
+    # 192.0.2.1 (TEST-NET-1) is no address of this host.
+    results, _ = launch([([ARGS.bench, "allreduce"], rank_env(0, 2, free_port(), addr="192.0.2.1"))], 60)
+    rc, _, err = results[0]
+    if rc != 3 or len(err.strip().splitlines()) != 1 or "SMDDP_STORE_BIND_ADDR" not in err \
+            or "MASTER_ADDR=192.0.2.1" not in err:
+        fail(f"a MASTER_ADDR not on rank 0's host: exit {rc}, {err!r}")
+    print(err.strip())
+
+
 def test_two_hosts():
     """2 hosts as network namespaces (scripts/netns-cluster.sh), 2 ranks each, MASTER_ADDR on host 0."""
     if os.geteuid() != 0:
