@@ -389,7 +389,7 @@ def test_hostile_clients():
     port = free_port()
     argv = [ARGS.bench, "allreduce", "-b", "8", "-e", "64K", "-f", "8", "-c", "1", "-n", "2", "-w", "1",
             "--seed", str(SEED)]
-    extra = {"SMDDP_STORE_HANDSHAKE_TIMEOUT": "2"}
+    extra = {"SMDDP_STORE_HANDSHAKE_TIMEOUT": "4"}
     procs = [subprocess.Popen(argv, env=rank_env(0, 4, port, extra=extra), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)]
     try:
@@ -422,7 +422,7 @@ def test_hostile_clients():
         fail(f"wrong values or no rows:\n{done[0][1]}")
     lines = [l for l in done[0][2].splitlines() if l.strip()]
     drops = [l for l in lines if "TCP store on rank 0: dropped the connection from 127.0.0.1:" in l]
-    reasons = ("not the smddp TCP store protocol", "no handshake within 2 s", "wrong proof of SMDDP_STORE_SECRET",
+    reasons = ("not the smddp TCP store protocol", "no handshake within 4 s", "wrong proof of SMDDP_STORE_SECRET",
                "over the limit of 4096 before the handshake")
     if len(drops) != 4 or len(lines) != 4 or any(not any(r in l for l in drops) for r in reasons):
         fail(f"rank 0 should say one line per dropped stranger, and nothing else:\n{done[0][2]}")
