@@ -203,6 +203,26 @@ TEST(StoreServer, WithoutASecretAnyHelloJoins) {
   EXPECT_EQ(ok->first, Status::Ok);
 }
 
+// The fuzz targets' entry: the same handshake, then requests.
+TEST(StoreServer, ReplayForFuzzingSpeaksTheHandshake) {
+  const std::string hello = encode(Hello{0, 1, "h", random_nonce(), ""}).frame(static_cast<uint8_t>(Op::Hello));
+  const std::string set = Writer().str("k").str("v").frame(static_cast<uint8_t>(Op::Set));
+  const std::string sent = replay_for_fuzzing(1, {{0, hello + set}, {1, "garbage"}, {2, set}});
+  // Three Challenges, then Ok to the Hello (with an empty proof) and to the Set.
+  size_t challenges = 0, oks = 0;
+  for (std::string_view rest = sent; !rest.empty();) {
+    Head head;
+    std::string_view payload;
+    size_t used = 0;
+    ASSERT_EQ(next_frame(rest, kMaxPayload, &head, &payload, &used), FrameState::Ready);
+    challenges += head.code == static_cast<uint8_t>(Status::Challenge);
+    oks += head.code == static_cast<uint8_t>(Status::Ok);
+    rest.remove_prefix(used);
+  }
+  EXPECT_EQ(challenges, 3u);
+  EXPECT_EQ(oks, 2u);
+}
+
 TcpStoreConfig client(int port, const std::string& secret) {
   TcpStoreConfig config;
   config.master_addr = "127.0.0.1";

@@ -17,8 +17,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -155,6 +157,46 @@ class Server::State {
     }
   }
 
+  // replay_for_fuzzing (tcp_store_server.h): each connection is a socketpair
+  // whose other end plays the client; read_from() runs as in run().
+  std::string replay(const std::vector<std::pair<int, std::string>>& chunks) {
+    report_drops_ = false;
+    std::map<int, std::pair<uint64_t, net::Fd>> peers;  // connection -> client id, client end
+    std::string sent;
+    auto drain = [&sent](int fd) {
+      char buf[65536];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;) sent.append(buf, static_cast<size_t>(n));
+    };
+    for (const auto& [conn, bytes] : chunks) {
+      if (!peers.count(conn)) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) return sent;
+        peers.emplace(conn, std::make_pair(admit(net::Fd(sv[0]), "connection " + std::to_string(conn)),
+                                           net::Fd(sv[1])));
+      }
+      auto& [id, peer] = peers.at(conn);
+      auto it = clients_.find(id);
+      if (it == clients_.end()) continue;  // dropped earlier
+      for (size_t done = 0; done < bytes.size() && !it->second.dead;) {
+        const ssize_t n = ::send(peer.get(), bytes.data() + done, std::min<size_t>(bytes.size() - done, 16384),
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+        read_from(it->second);
+        drain(peer.get());
+      }
+      expire_waits(Clock::now());
+      if (it->second.dead) {
+        departed(it->second);
+        clients_.erase(it);
+      }
+    }
+    expire_waits(Clock::time_point::max());
+    for (auto& [conn, client] : peers) drain(client.second.get());
+    for (auto it = clients_.begin(); it != clients_.end(); it = clients_.erase(it)) departed(it->second);
+    return sent;
+  }
+
  private:
   bool all_told() const { return static_cast<int>(told_.size()) >= world_size_; }
 
@@ -189,18 +231,25 @@ class Server::State {
       if (!fd) return;
       net::set_nonblocking(fd.get(), true);
       net::set_nodelay(fd.get());
-      Client c;
-      c.id = next_id_++;
-      c.peer = net::peer_text(fd.get());
-      c.fd = std::move(fd);
-      c.nonce = random_nonce();
-      c.handshake_deadline = Clock::now() + client_timeout_;
-      Client& added = clients_.emplace(c.id, std::move(c)).first->second;
-      const uint32_t flags = secret_.empty() ? 0 : kFlagSecretRequired;
-      added.out = encode(Challenge{kVersion, flags, added.nonce});
-      flush(added);
+      const std::string peer = net::peer_text(fd.get());
+      admit(std::move(fd), peer);
       limit_strangers();
     }
+  }
+
+  // A new connection, a stranger until its Hello: it gets the Challenge.
+  uint64_t admit(net::Fd fd, const std::string& peer) {
+    Client c;
+    c.id = next_id_++;
+    c.peer = peer;
+    c.fd = std::move(fd);
+    c.nonce = random_nonce();
+    c.handshake_deadline = Clock::now() + client_timeout_;
+    Client& added = clients_.emplace(c.id, std::move(c)).first->second;
+    const uint32_t flags = secret_.empty() ? 0 : kFlagSecretRequired;
+    added.out = encode(Challenge{kVersion, flags, added.nonce});
+    flush(added);
+    return added.id;
   }
 
   // A flood of connections that never finish their handshake cannot use
@@ -218,7 +267,7 @@ class Server::State {
   // is one line on stderr, for the first few only.
   void drop(Client& c, const std::string& why) {
     c.dead = true;
-    if (why.empty()) return;
+    if (why.empty() || !report_drops_) return;
     if (++dropped_ <= kMaxDropLines) {
       std::fprintf(stderr, "smddp: TCP store on rank 0: dropped the connection from %s: %s\n", c.peer.c_str(),
                    why.c_str());
@@ -484,6 +533,7 @@ class Server::State {
   const std::string secret_;
   const double client_timeout_seconds_;
   const Clock::duration client_timeout_;
+  bool report_drops_ = true;
   int dropped_ = 0;   // connections dropped with a line on stderr
   uint64_t denied_ = 0;  // Hellos with a wrong proof
   std::vector<std::string> hosts_;  // by rank, once joined
@@ -496,6 +546,10 @@ class Server::State {
   std::set<int> told_;               // ranks that got fatal_
   std::map<int, std::string> left_;  // ranks that left, and how to say so
 };
+
+std::string replay_for_fuzzing(int world_size, const std::vector<std::pair<int, std::string>>& chunks) {
+  return Server::State(ServerOptions{world_size, 0, "", 10}).replay(chunks);
+}
 
 Server::Server(const net::Endpoint& endpoint, const std::string& where, const ServerOptions& options)
     : state_(std::make_unique<State>(options)) {

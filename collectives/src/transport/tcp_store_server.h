@@ -14,6 +14,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "transport/socket_io.h"
 
@@ -54,5 +56,13 @@ class Server {
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
+
+// fuzz/tcp_store_server.cc's way into the request handling, without a thread
+// or a listener: a server of `world_size` ranks (no secret) receives each
+// chunk's bytes on connection chunk.first (opened when first named, all
+// closed at the end) as recv() would deliver them. Every connection first
+// gets a Challenge and must say Hello (with a 32-byte nonce) before
+// anything else. Returns every byte it sent back.
+std::string replay_for_fuzzing(int world_size, const std::vector<std::pair<int, std::string>>& chunks);
 
 }  // namespace smddp::store
