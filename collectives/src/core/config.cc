@@ -234,6 +234,7 @@ std::string read_secret_file(const std::string& path, std::string* contents) {
   ::close(fd);
   if (!why.empty()) return why;
   contents->assign(buf, got);
+  explicit_bzero(buf, sizeof buf);  // one copy of the secret is enough
   if (contents->ends_with("\r\n")) contents->resize(contents->size() - 2);
   else if (contents->ends_with('\n')) contents->pop_back();
   return "";
