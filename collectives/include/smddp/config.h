@@ -32,7 +32,12 @@ enum class Type {
   Algorithm,  // auto, or an algorithm registered for the collective in the name
   Name,       // one word: letters, digits and _ . : ; - (a provider, a host, an address)
   Text,       // any non-empty value (checked by its reader, see add_check)
+  Secret,     // kMinSecretBytes or more; never printed (--list-config shows "(set)")
+  SecretFile, // a regular file of this user's, mode 0600 or stricter, holding a Secret
 };
+
+inline constexpr size_t kMinSecretBytes = 16;
+inline constexpr size_t kMaxSecretBytes = 4096;
 
 // Which programs read a setting: a program checks only its own.
 enum Users : unsigned { kEngine = 1, kBench = 2, kDiag = 4 };
@@ -73,7 +78,10 @@ int64_t integer(std::string_view name);
 uint64_t bytes(std::string_view name);
 double seconds(std::string_view name);
 bool flag(std::string_view name);
-std::string text(std::string_view name);  // Choice, File, Directory, Library, Algorithm, Text
+std::string text(std::string_view name);  // Choice, File, Directory, Library, Algorithm, Text, SecretFile
+// A Secret's value, or a SecretFile's contents less one trailing newline;
+// "" when not set.
+std::string secret(std::string_view name);
 
 // --list-config: name, value, source and description of these users'
 // settings (plus every set variable of a pattern row); markdown: the whole

@@ -2,6 +2,7 @@
 // that reads SMDDP_* variables from the environment.
 #include "smddp/config.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,6 +75,17 @@ constexpr Setting kTable[] = {
      "torchrun's agent"},
     {"SMDDP_BOOTSTRAP_TIMEOUT", Type::Seconds, "60", 0, 0, 1, {}, kEngine,
      "Seconds torchrun-style ranks wait for each other at the TCP store"},
+    {"SMDDP_STORE_SECRET", Type::Secret, "", 0, 0, 1, {}, kEngine,
+     "Shared secret every rank proves to the TCP store (HMAC challenge-response); default: none, "
+     "the store is open to anyone who reaches it (docs/deploy.md)"},
+    {"SMDDP_STORE_SECRET_FILE", Type::SecretFile, "", 0, 0, 1, {}, kEngine,
+     "File holding SMDDP_STORE_SECRET (one trailing newline is dropped); instead of the variable"},
+    {"SMDDP_STORE_BIND_ADDR", Type::Name, "", 0, 0, 1, {}, kEngine,
+     "Address rank 0's TCP store listens on; default: MASTER_ADDR, which must be an address of "
+     "rank 0's host (0.0.0.0: every interface)"},
+    {"SMDDP_STORE_HANDSHAKE_TIMEOUT", Type::Seconds, "10", 0, 0, 1, {}, kEngine,
+     "Seconds a TCP store connection has for its handshake, and for each message it begins; "
+     "slower ones are dropped"},
     {"SMDDP_SUPERVISE", Type::Boolean, "1", 0, 0, 1, {}, kBench,
      "A supervising process per rank reports the rank killed by a signal (exit 3); 0 runs the "
      "rank alone"},
@@ -187,6 +199,47 @@ const char* raw(const std::string& name) {
   return v && *v ? v : nullptr;
 }
 
+// "" when a secret of `bytes` is long enough, else the message (without it).
+std::string secret_problem(std::string_view name, size_t bytes, const char* what) {
+  if (bytes >= kMinSecretBytes && bytes <= kMaxSecretBytes) return "";
+  return std::string(name) + ": expected a secret of " + std::to_string(kMinSecretBytes) + ".." +
+         std::to_string(kMaxSecretBytes) + " bytes (" + (*what ? std::string(what) + " " : "has ") +
+         std::to_string(bytes) + "; make one with: head -c 32 /dev/urandom | base64)";
+}
+
+// Reads a secret file that only its owner, this user, may read or write;
+// "" and the contents (less one trailing newline), or what is wrong with it.
+std::string read_secret_file(const std::string& path, std::string* contents) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return std::strerror(errno);
+  struct stat st {};
+  std::string why;
+  if (fstat(fd, &st) != 0) why = std::strerror(errno);
+  else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+  else if (st.st_uid != geteuid()) why = "owned by uid " + std::to_string(st.st_uid) + ", not by this user";
+  else if (st.st_mode & 077) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    why = std::string("mode ") + mode + ": not private to its owner (chmod 600 it)";
+  }
+  char buf[kMaxSecretBytes + 2];
+  size_t got = 0;
+  while (why.empty() && got < sizeof buf) {
+    const ssize_t n = ::read(fd, buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) why = std::strerror(errno);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (!why.empty()) return why;
+  contents->assign(buf, got);
+  explicit_bzero(buf, sizeof buf);  // one copy of the secret is enough
+  if (contents->ends_with("\r\n")) contents->resize(contents->size() - 2);
+  else if (contents->ends_with('\n')) contents->pop_back();
+  return "";
+}
+
 // The value to parse: the environment's, else the default ("" for none).
 std::string current(const Setting& s, std::string_view name) {
   const char* v = raw(std::string(name));
@@ -262,11 +315,25 @@ std::string expectation(const Setting& s) {
       return "a name (letters, digits, _ . : ; -)";
     case Type::Text:
       return "text";
+    case Type::Secret:
+      return "a secret of " + std::to_string(kMinSecretBytes) + ".." + std::to_string(kMaxSecretBytes) + " bytes";
+    case Type::SecretFile:
+      return "a file of yours, mode 0600 or stricter, holding a secret of " + std::to_string(kMinSecretBytes) +
+             ".." + std::to_string(kMaxSecretBytes) + " bytes";
   }
   return "";
 }
 
 std::string problem(const Setting& s, std::string_view name, const std::string& value) {
+  // A secret's value never appears in a message.
+  if (s.type == Type::Secret) return secret_problem(name, value.size(), "");
+  if (s.type == Type::SecretFile) {
+    std::string contents;
+    std::string why = read_secret_file(value, &contents);
+    if (why.empty()) why = secret_problem(name, contents.size(), "the file holds");
+    if (why.empty() && raw("SMDDP_STORE_SECRET")) why = std::string(name) + ": set it or SMDDP_STORE_SECRET, not both";
+    return why.empty() || why.starts_with(name) ? why : std::string(name) + "='" + value + "': " + why;
+  }
   const std::string head = std::string(name) + "='" + value + "': expected ";
   const std::string bad = head + expectation(s);
   switch (s.type) {
@@ -324,6 +391,8 @@ std::string problem(const Setting& s, std::string_view name, const std::string& 
       return "";
     case Type::Algorithm:  // names are checked against the registry by check()
     case Type::Text:
+    case Type::Secret:
+    case Type::SecretFile:
       return "";
   }
   return bad;
@@ -412,10 +481,24 @@ bool flag(std::string_view name) {
   return *parse_flag(v);
 }
 
+std::string secret(std::string_view name) {
+  const Setting* s = detail::find(name);
+  if (!s || (s->type != Type::Secret && s->type != Type::SecretFile)) {
+    throw std::logic_error("config: no secret setting " + std::string(name));
+  }
+  const std::string v = current(*s, name);
+  if (v.empty()) return v;
+  require(*s, name, v);
+  if (s->type == Type::Secret) return v;
+  std::string contents;
+  if (std::string why = read_secret_file(v, &contents); !why.empty()) throw UsageError(std::string(name) + ": " + why);
+  return contents;
+}
+
 std::string text(std::string_view name) {
   const Setting* s = detail::find(name);
   if (!s || s->type == Type::Integer || s->type == Type::Size || s->type == Type::Seconds ||
-      s->type == Type::Boolean) {
+      s->type == Type::Boolean || s->type == Type::Secret) {
     throw std::logic_error("config: no text setting " + std::string(name));
   }
   const std::string v = current(*s, name);
@@ -452,6 +535,7 @@ void print(std::FILE* out, unsigned users, bool markdown) {
       continue;
     }
     const char* v = raw(std::string(s.name));
+    if (v && s.type == Type::Secret) v = "(set)";
     std::fprintf(out, "%-30.*s %-20s %-11s %.*s\n", static_cast<int>(s.name.size()), s.name.data(),
                  v ? v : fallback.c_str(), v ? "environment" : "default", static_cast<int>(s.doc.size()),
                  s.doc.data());

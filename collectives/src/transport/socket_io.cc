@@ -159,6 +159,13 @@ int local_port(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in6*>(&a)->sin6_port);
 }
 
+std::string peer_text(int fd) {
+  Endpoint e;
+  e.len = sizeof e.addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&e.addr), &e.len) != 0) return "?";
+  return e.text();
+}
+
 namespace {
 
 // Waits for `events` on fd until the deadline; false on time out.

@@ -75,6 +75,8 @@ void set_nodelay(int fd);
 // peer) and the local port.
 std::string local_host(int fd);
 int local_port(int fd);
+// The peer's "address:port" ("?" when unknown), for messages.
+std::string peer_text(int fd);
 
 enum class Io { Ok, Timeout, Closed, Error };
 

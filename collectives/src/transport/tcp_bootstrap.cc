@@ -58,7 +58,8 @@ class TcpBootstrap final : public Bootstrap {
   explicit TcpBootstrap(const TorchrunEnvironment& env)
       : env_(env),
         store_(TcpStoreConfig{env.master_addr, env.master_port, env.rank, env.world_size, host_name(),
-                              env.timeout_seconds}) {}
+                              env.timeout_seconds, env.store_secret, env.store_bind_addr,
+                              env.store_client_timeout_seconds}) {}
 
   int rank() const override { return env_.rank; }
   int size() const override { return env_.world_size; }
@@ -136,6 +137,10 @@ TorchrunEnvironment read_torchrun_environment() {
     e.local_rank = env_int("LOCAL_RANK", 0, hi, "this process's rank on its host, 0..LOCAL_WORLD_SIZE-1");
   }
   e.timeout_seconds = config::seconds("SMDDP_BOOTSTRAP_TIMEOUT");
+  e.store_secret = config::is_set("SMDDP_STORE_SECRET") ? config::secret("SMDDP_STORE_SECRET")
+                                                        : config::secret("SMDDP_STORE_SECRET_FILE");
+  e.store_bind_addr = config::text("SMDDP_STORE_BIND_ADDR");
+  e.store_client_timeout_seconds = config::seconds("SMDDP_STORE_HANDSHAKE_TIMEOUT");
   return e;
 }
 

@@ -21,6 +21,9 @@ struct TorchrunEnvironment {
   std::string master_addr;
   int master_port = 0;          // the store's port: MASTER_PORT, see read_torchrun_environment()
   double timeout_seconds = 60;  // SMDDP_BOOTSTRAP_TIMEOUT
+  std::string store_secret;     // SMDDP_STORE_SECRET or SMDDP_STORE_SECRET_FILE's contents
+  std::string store_bind_addr;  // SMDDP_STORE_BIND_ADDR
+  double store_client_timeout_seconds = 10;  // SMDDP_STORE_HANDSHAKE_TIMEOUT
 };
 
 // Reads the variables above; UsageError naming the variable when one is

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "smddp/error.h"
+#include "transport/tcp_store_auth.h"
 #include "transport/tcp_store_server.h"
 
 namespace smddp {
@@ -59,19 +60,31 @@ std::string TcpStore::where() const {
 }
 
 void TcpStore::start_server_and_connect(Clock::time_point deadline) {
+  // Bind exactly where the others will connect (MASTER_ADDR's own address,
+  // not every interface), or where SMDDP_STORE_BIND_ADDR says.
+  const bool named = !config_.bind_addr.empty();
+  const std::string& addr = named ? config_.bind_addr : config_.master_addr;
+  const std::string what = named ? "SMDDP_STORE_BIND_ADDR=" + addr : "MASTER_ADDR=" + addr;
   std::string error;
-  std::vector<net::Endpoint> endpoints = net::resolve(config_.master_addr, config_.master_port, &error);
-  if (endpoints.empty()) {
-    throw TransportError("TCP store: rank 0 cannot resolve MASTER_ADDR=" + config_.master_addr + ": " + error);
-  }
-  // Bind exactly where the others will connect: the first address that works.
+  std::vector<net::Endpoint> endpoints = net::resolve(addr, config_.master_port, &error);
+  if (endpoints.empty()) throw TransportError("TCP store: rank 0 cannot resolve " + what + ": " + error);
+  store::ServerOptions options{config_.world_size, std::min(config_.timeout_seconds, kMaxLingerSeconds),
+                               config_.secret, config_.client_timeout_seconds};
+  // The first address that works.
   for (size_t i = 0; i < endpoints.size() && !server_; ++i) {
     try {
-      server_ = std::make_unique<store::Server>(endpoints[i], where(), config_.world_size,
-                                                std::min(config_.timeout_seconds, kMaxLingerSeconds));
+      server_ = std::make_unique<store::Server>(endpoints[i], what + " port " + std::to_string(config_.master_port) +
+                                                                  " (" + endpoints[i].text() + ")",
+                                                options);
     } catch (const TransportError&) {
       if (i + 1 == endpoints.size()) throw;
     }
+  }
+  if (config_.secret.empty()) {
+    std::fprintf(stderr,
+                 "smddp: warning: the TCP store on %s is unauthenticated: any process that reaches it can join or "
+                 "disrupt the job (set SMDDP_STORE_SECRET or SMDDP_STORE_SECRET_FILE on every rank)\n",
+                 where().c_str());
   }
   connect(deadline);
 }
@@ -101,11 +114,72 @@ void TcpStore::connect(Clock::time_point deadline) {
                        " (is rank 0 running, and are MASTER_ADDR and MASTER_PORT the same on every rank?)");
 }
 
+store::Challenge TcpStore::read_challenge(Clock::time_point deadline) {
+  int err = 0;
+  char head_bytes[store::kHeadBytes];
+  net::Io io = net::recv_all(fd_.get(), head_bytes, sizeof head_bytes, deadline + kReplyGrace, &err);
+  store::Head head;
+  std::string payload;
+  if (io == net::Io::Ok) {
+    if (!store::parse_head(head_bytes, &head) || head.code != static_cast<uint8_t>(Status::Challenge) ||
+        head.length > store::kMaxHandshakePayload) {
+      throw TransportError("TCP store: " + where() + " does not begin as an smddp TCP store does " +
+                           "(another service on MASTER_PORT, or an older smddp?)");
+    }
+    payload.resize(head.length);
+    io = net::recv_all(fd_.get(), payload.data(), payload.size(), deadline + kReplyGrace, &err);
+  }
+  if (io == net::Io::Timeout) {
+    throw TimeoutError("TCP store: no handshake from rank 0 at " + where() + " within " +
+                       seconds_text(config_.timeout_seconds));
+  }
+  if (io != net::Io::Ok) {
+    throw TransportError("TCP store: lost the connection to rank 0 at " + where() + " during the handshake" +
+                         (io == net::Io::Error ? ": " + net::errno_text(err) : std::string()));
+  }
+  try {
+    return store::decode_challenge(payload);
+  } catch (const store::WireError& e) {
+    throw TransportError("TCP store: " + where() + ": " + e.what());
+  }
+}
+
 void TcpStore::join(Clock::time_point deadline) {
-  store::Writer hello;
-  hello.u32(static_cast<uint32_t>(config_.rank)).u32(static_cast<uint32_t>(config_.world_size)).str(config_.host);
-  Reply r = request(Op::Hello, hello, deadline);
+  const store::Challenge challenge = read_challenge(deadline);
+  const bool required = challenge.flags & store::kFlagSecretRequired;
+  const std::string me = "rank " + std::to_string(config_.rank);
+  if (required && config_.secret.empty()) {
+    throw UsageError("TCP store: rank 0's store at " + where() + " requires SMDDP_STORE_SECRET, which " + me +
+                     " lacks (set SMDDP_STORE_SECRET or SMDDP_STORE_SECRET_FILE on every rank)");
+  }
+  if (!required && !config_.secret.empty()) {
+    throw UsageError("TCP store: " + me + " has SMDDP_STORE_SECRET, but the store at " + where() +
+                     " runs without one (set it on rank 0 too)");
+  }
+  store::Hello hello{static_cast<uint32_t>(config_.rank), static_cast<uint32_t>(config_.world_size), config_.host,
+                     store::random_nonce(), ""};
+  if (required) hello.proof = store::client_proof(config_.secret, challenge.nonce, hello);
+  Reply r = request(Op::Hello, store::encode(hello), deadline);
+  if (r.status == Status::Denied) {
+    std::string why = "malformed reply";
+    try {
+      why = store::Reader(r.payload).str();
+    } catch (const store::WireError&) {
+    }
+    throw UsageError("TCP store: " + why);
+  }
   if (r.status != Status::Ok) fail(r, "joining");
+  if (required) {
+    std::string proof;
+    try {
+      proof = store::Reader(r.payload).str();
+    } catch (const store::WireError&) {
+    }
+    if (!store::server_is_authentic(config_.secret, challenge.nonce, hello, proof)) {
+      throw TransportError("TCP store: the store at " + where() +
+                           " could not prove it knows SMDDP_STORE_SECRET: not this job's rank 0");
+    }
+  }
   std::vector<std::string> keys;
   for (int i = 0; i < config_.world_size; ++i) keys.push_back("join/" + std::to_string(i));
   store::Writer get;
@@ -116,10 +190,11 @@ void TcpStore::join(Clock::time_point deadline) {
     store::Reader in(r.payload);
     std::vector<std::string> missing(in.u32());
     for (auto& k : missing) k = in.str();
+    const std::string note = in.done() ? "" : "; " + in.str();
     throw TimeoutError("TCP store: only " + std::to_string(config_.world_size - static_cast<int>(missing.size())) +
                        " of WORLD_SIZE=" + std::to_string(config_.world_size) + " ranks joined at " + where() +
                        " within " + seconds_text(config_.timeout_seconds) + " (missing " + missing_ranks(missing) +
-                       "): start every rank, or fix WORLD_SIZE");
+                       note + "): start every rank, or fix WORLD_SIZE");
   }
   if (r.status != Status::Ok) fail(r, "joining");
 }
@@ -154,6 +229,11 @@ int64_t TcpStore::add(const std::string& key, int64_t delta) {
 
 TcpStore::Reply TcpStore::request(Op op, const store::Writer& payload, Clock::time_point deadline) {
   const std::string frame = payload.frame(static_cast<uint8_t>(op));
+  if (frame.size() - store::kHeadBytes > store::kMaxRequest) {
+    throw TransportError("TCP store: rank " + std::to_string(config_.rank) + " would send " +
+                         std::to_string(frame.size() - store::kHeadBytes) + " bytes, more than the store takes (" +
+                         std::to_string(store::kMaxRequest) + ")");
+  }
   const auto reply_deadline = deadline + kReplyGrace;
   int err = 0;
   net::Io io = net::send_all(fd_.get(), frame.data(), frame.size(), reply_deadline, &err);

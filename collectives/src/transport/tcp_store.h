@@ -10,6 +10,12 @@
 // the ranks' settings contradict each other, TimeoutError when ranks are
 // missing at the deadline, TransportError when the store cannot be reached
 // or its connection breaks.
+//
+// With a secret every connection starts with a challenge-response both
+// ways (tcp_store_auth.h): a rank whose secret differs is refused
+// (UsageError naming SMDDP_STORE_SECRET), and a server that cannot prove
+// the secret is not believed. Without one rank 0 warns once that the store
+// is open to anyone who reaches it, as torchrun's is.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,9 @@ struct TcpStoreConfig {
   int world_size = 1;
   std::string host;              // this process's host name, for messages
   double timeout_seconds = 60;   // connect + join, and each later wait
+  std::string secret;            // shared by every rank; empty: none
+  std::string bind_addr;         // rank 0: where the store listens; empty: MASTER_ADDR
+  double client_timeout_seconds = 10;  // the store's limit for a handshake or a message
 };
 
 class TcpStore {
@@ -62,7 +71,10 @@ class TcpStore {
   };
   void start_server_and_connect(net::Clock::time_point deadline);
   void connect(net::Clock::time_point deadline);
+  // Reads the store's Challenge, says Hello with this rank's proof and
+  // checks the store's; then waits until every rank has joined.
   void join(net::Clock::time_point deadline);
+  store::Challenge read_challenge(net::Clock::time_point deadline);
   // Sends one request and reads its reply; the reply may take until
   // `deadline` (plus a grace for the server's own answer to arrive).
   Reply request(store::Op op, const store::Writer& payload, net::Clock::time_point deadline);

@@ -7,12 +7,20 @@
 // ending in "/R" is owned by rank R (the bootstrap's keys are named so): a
 // wait for it fails as soon as rank R leaves, while waits for keys of live
 // ranks go on to their deadline, as a slow rank is no error.
+//
+// Before its Hello proves the secret (tcp_store_auth.h) a client is a
+// stranger: it may send one Hello of at most kMaxHandshakePayload bytes
+// within the client timeout, and at most kMaxStrangers - world size of them
+// wait at a time (the oldest goes first). No client's bytes are ever
+// waited for: a partial message only sits in its buffer until its deadline.
 #include "transport/tcp_store_server.h"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -23,6 +31,7 @@
 #include <vector>
 
 #include "smddp/error.h"
+#include "transport/tcp_store_auth.h"
 #include "transport/tcp_store_wire.h"
 
 namespace smddp::store {
@@ -32,10 +41,18 @@ using net::Clock;
 namespace {
 
 constexpr int kFlushSecondsAtStop = 3;
+constexpr size_t kMaxStrangers = 64;
+constexpr int kMaxDropLines = 10;
 
 struct Client {
   uint64_t id = 0;
   net::Fd fd;
+  std::string peer;  // "address:port", for messages
+  std::string nonce;  // of the Challenge sent on accept
+  bool authenticated = false;
+  bool sent_anything = false;
+  Clock::time_point handshake_deadline;
+  Clock::time_point partial_since;  // when `in` last became non-empty
   std::string in, out;
   int claimed = -1;  // the RANK its Hello named, accepted or not
   int rank = -1;     // once accepted
@@ -65,14 +82,27 @@ int owner_of(const std::string& key) {
   return r;
 }
 
+Clock::duration duration_of(double seconds) {
+  return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
+}
+
 }  // namespace
 
 class Server::State {
  public:
-  State(int world_size, double linger_seconds)
-      : world_size_(world_size),
-        linger_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(linger_seconds))),
-        hosts_(world_size) {}
+  explicit State(const ServerOptions& o)
+      : world_size_(o.world_size),
+        linger_(duration_of(o.linger_seconds)),
+        secret_(o.secret),
+        client_timeout_seconds_(o.client_timeout_seconds),
+        client_timeout_(duration_of(o.client_timeout_seconds)),
+        hosts_(o.world_size) {}
 
   // Phases after stop: with a configuration error not yet told to every
   // rank, go on serving (answering each late rank with it) for a while;
@@ -104,7 +134,7 @@ class Server::State {
         fds.push_back(pollfd{c.fd.get(), ev, 0});
         ids.push_back(id);
       }
-      int n = ::poll(fds.data(), fds.size(), poll_timeout_ms(until));
+      int n = ::poll(fds.data(), fds.size(), poll_timeout_ms(until, serving));
       if (n < 0 && errno != EINTR) return;
       if (fds[0].revents) drain_wake(wake);
       if (fds[1].revents & POLLIN) accept_all(listener);
@@ -115,6 +145,7 @@ class Server::State {
         if (serving && (fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) read_from(it->second);
       }
       expire_waits(Clock::now());
+      if (serving) expire_clients(Clock::now());
       for (auto it = clients_.begin(); it != clients_.end();) {
         if (it->second.dead) {
           if (phase == Phase::Serving) departed(it->second);
@@ -124,6 +155,46 @@ class Server::State {
         }
       }
     }
+  }
+
+  // replay_for_fuzzing (tcp_store_server.h): each connection is a socketpair
+  // whose other end plays the client; read_from() runs as in run().
+  std::string replay(const std::vector<std::pair<int, std::string>>& chunks) {
+    report_drops_ = false;
+    std::map<int, std::pair<uint64_t, net::Fd>> peers;  // connection -> client id, client end
+    std::string sent;
+    auto drain = [&sent](int fd) {
+      char buf[65536];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;) sent.append(buf, static_cast<size_t>(n));
+    };
+    for (const auto& [conn, bytes] : chunks) {
+      if (!peers.count(conn)) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) return sent;
+        peers.emplace(conn, std::make_pair(admit(net::Fd(sv[0]), "connection " + std::to_string(conn)),
+                                           net::Fd(sv[1])));
+      }
+      auto& [id, peer] = peers.at(conn);
+      auto it = clients_.find(id);
+      if (it == clients_.end()) continue;  // dropped earlier
+      for (size_t done = 0; done < bytes.size() && !it->second.dead;) {
+        const ssize_t n = ::send(peer.get(), bytes.data() + done, std::min<size_t>(bytes.size() - done, 16384),
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+        read_from(it->second);
+        drain(peer.get());
+      }
+      expire_waits(Clock::now());
+      if (it->second.dead) {
+        departed(it->second);
+        clients_.erase(it);
+      }
+    }
+    expire_waits(Clock::time_point::max());
+    for (auto& [conn, client] : peers) drain(client.second.get());
+    for (auto it = clients_.begin(); it != clients_.end(); it = clients_.erase(it)) departed(it->second);
+    return sent;
   }
 
  private:
@@ -136,9 +207,13 @@ class Server::State {
     return true;
   }
 
-  int poll_timeout_ms(Clock::time_point limit) const {
+  // Until the next deadline: a wait's, and while serving a client's.
+  int poll_timeout_ms(Clock::time_point limit, bool serving) const {
     for (const auto& [id, c] : clients_) {
       if (c.waiting && c.deadline < limit) limit = c.deadline;
+      if (!serving) continue;
+      if (!c.authenticated && c.handshake_deadline < limit) limit = c.handshake_deadline;
+      if (!c.in.empty() && c.partial_since + client_timeout_ < limit) limit = c.partial_since + client_timeout_;
     }
     if (limit == Clock::time_point::max()) return 1000;
     return net::ms_left(limit, 1000) + 1;
@@ -156,10 +231,48 @@ class Server::State {
       if (!fd) return;
       net::set_nonblocking(fd.get(), true);
       net::set_nodelay(fd.get());
-      Client c;
-      c.id = next_id_++;
-      c.fd = std::move(fd);
-      clients_.emplace(c.id, std::move(c));
+      const std::string peer = net::peer_text(fd.get());
+      admit(std::move(fd), peer);
+      limit_strangers();
+    }
+  }
+
+  // A new connection, a stranger until its Hello: it gets the Challenge.
+  uint64_t admit(net::Fd fd, const std::string& peer) {
+    Client c;
+    c.id = next_id_++;
+    c.peer = peer;
+    c.fd = std::move(fd);
+    c.nonce = random_nonce();
+    c.handshake_deadline = Clock::now() + client_timeout_;
+    Client& added = clients_.emplace(c.id, std::move(c)).first->second;
+    const uint32_t flags = secret_.empty() ? 0 : kFlagSecretRequired;
+    added.out = encode(Challenge{kVersion, flags, added.nonce});
+    flush(added);
+    return added.id;
+  }
+
+  // A flood of connections that never finish their handshake cannot use
+  // up descriptors: past the limit the oldest stranger goes.
+  void limit_strangers() {
+    size_t strangers = 0;
+    for (const auto& [id, c] : clients_) strangers += !c.authenticated && !c.dead;
+    if (strangers <= kMaxStrangers + static_cast<size_t>(world_size_)) return;
+    for (auto& [id, c] : clients_) {
+      if (!c.authenticated && !c.dead) return drop(c, "too many connections without a handshake; the oldest goes");
+    }
+  }
+
+  // Closes a client's connection; `why` (for a stranger that misbehaved)
+  // is one line on stderr, for the first few only.
+  void drop(Client& c, const std::string& why) {
+    c.dead = true;
+    if (why.empty() || !report_drops_) return;
+    if (++dropped_ <= kMaxDropLines) {
+      std::fprintf(stderr, "smddp: TCP store on rank 0: dropped the connection from %s: %s\n", c.peer.c_str(),
+                   why.c_str());
+    } else if (dropped_ == kMaxDropLines + 1) {
+      std::fprintf(stderr, "smddp: TCP store on rank 0: dropped more connections; further ones are not reported\n");
     }
   }
 
@@ -168,23 +281,46 @@ class Server::State {
     for (;;) {
       ssize_t n = ::recv(c.fd.get(), buf, sizeof buf, MSG_DONTWAIT);
       if (n > 0) {
+        if (c.in.empty()) c.partial_since = Clock::now();
         c.in.append(buf, static_cast<size_t>(n));
+        c.sent_anything = true;
+        consume(c);  // at most one frame's limit is ever buffered
+        if (c.dead) return;
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      c.dead = true;  // EOF or a broken connection
+      // EOF or a broken connection; a probe that sent nothing is no news.
+      drop(c, !c.authenticated && c.sent_anything ? "closed the connection before its handshake ended" : "");
       break;
     }
-    while (!c.dead && c.in.size() >= kHeadBytes) {
+  }
+
+  // Handles every whole frame in c.in.
+  void consume(Client& c) {
+    while (!c.dead && !c.in.empty()) {
+      const uint32_t limit = c.authenticated ? kMaxRequest : kMaxHandshakePayload;
       Head head;
-      if (!parse_head(c.in.data(), &head)) {
-        c.dead = true;  // not one of ours: drop it without a word
-        return;
+      std::string_view view;
+      size_t used = 0;
+      switch (next_frame(c.in, limit, &head, &view, &used)) {
+        case FrameState::Incomplete:
+          return;
+        case FrameState::Bad:
+          return drop(c, c.in.size() >= kHeadBytes && parse_head(c.in.data(), &head)
+                             ? "a message of " + std::to_string(head.length) + " bytes, over the limit of " +
+                                   std::to_string(limit) + (c.authenticated ? "" : " before the handshake")
+                             : "bytes that are not the smddp TCP store protocol");
+        case FrameState::Ready:
+          break;
       }
-      if (c.in.size() < kHeadBytes + head.length) return;
-      std::string payload = c.in.substr(kHeadBytes, head.length);
-      c.in.erase(0, kHeadBytes + head.length);
+      std::string payload(view);
+      c.in.erase(0, used);
+      if (!c.in.empty()) c.partial_since = Clock::now();
+      if (!c.authenticated) {
+        handshake(c, static_cast<Op>(head.code), payload);
+        continue;
+      }
       try {
         handle(c, static_cast<Op>(head.code), payload);
       } catch (const std::exception& e) {  // malformed request (WireError, bad number)
@@ -194,16 +330,47 @@ class Server::State {
     }
   }
 
+  // A stranger's first frame: a Hello whose proof of the secret holds, or
+  // the connection is dropped.
+  void handshake(Client& c, Op op, const std::string& payload) {
+    if (op != Op::Hello) return drop(c, "request " + std::to_string(static_cast<int>(op)) + " before its Hello");
+    Hello h;
+    try {
+      h = decode_hello(payload);
+    } catch (const WireError& e) {
+      return drop(c, std::string("a malformed Hello (") + e.what() + ")");
+    }
+    if (!secret_.empty() && !hello_is_authentic(secret_, c.nonce, h)) {
+      ++denied_;
+      reply(c, Status::Denied,
+            Writer().str("rank 0 refused the handshake of rank " + std::to_string(h.rank) +
+                         ": its SMDDP_STORE_SECRET differs from rank 0's"));
+      return drop(c, "a Hello as rank " + std::to_string(h.rank) + " with a wrong proof of SMDDP_STORE_SECRET");
+    }
+    c.authenticated = true;
+    hello(c, static_cast<int>(h.rank), static_cast<int>(h.world_size), h.host,
+          secret_.empty() ? std::string() : server_proof(secret_, c.nonce, h));
+  }
+
+  // Drops strangers past their handshake deadline, and anyone whose
+  // message stopped halfway.
+  void expire_clients(Clock::time_point now) {
+    for (auto& [id, c] : clients_) {
+      if (c.dead) continue;
+      if (!c.authenticated && now >= c.handshake_deadline) {
+        drop(c, "no handshake within " + seconds_text(client_timeout_seconds_) + " (SMDDP_STORE_HANDSHAKE_TIMEOUT)");
+      } else if (!c.in.empty() && now >= c.partial_since + client_timeout_) {
+        drop(c, "a message begun and not finished within " + seconds_text(client_timeout_seconds_) +
+                    " (SMDDP_STORE_HANDSHAKE_TIMEOUT)");
+      }
+    }
+  }
+
   void handle(Client& c, Op op, const std::string& payload) {
     Reader r(payload);
     switch (op) {
-      case Op::Hello: {
-        int rank = static_cast<int>(r.u32());
-        int world = static_cast<int>(r.u32());
-        std::string host = r.str();
-        hello(c, rank, world, host);
-        return;
-      }
+      case Op::Hello:
+        throw WireError("a second Hello on one connection");
       case Op::Set: {
         std::string key = r.str();
         std::string value = r.str();
@@ -232,7 +399,7 @@ class Server::State {
     throw WireError("unknown TCP store request " + std::to_string(static_cast<int>(op)));
   }
 
-  void hello(Client& c, int rank, int world, const std::string& host) {
+  void hello(Client& c, int rank, int world, const std::string& host, const std::string& proof) {
     c.claimed = rank;
     if (fatal_.empty() && world != world_size_) {
       fatal_ = "ranks disagree on WORLD_SIZE: " + (hosts_[0].empty() ? std::string("rank 0") : who(0, hosts_[0])) +
@@ -251,7 +418,7 @@ class Server::State {
     c.host = host;
     hosts_[rank] = host;
     set("join/" + std::to_string(rank), host);
-    reply(c, Status::Ok, Writer());
+    reply(c, Status::Ok, Writer().str(proof));
   }
 
   void set(const std::string& key, std::string value) {
@@ -305,6 +472,10 @@ class Server::State {
       Writer w;
       w.u32(static_cast<uint32_t>(missing.size()));
       for (const auto& k : missing) w.str(k);
+      if (denied_) {  // a likely reason the keys are missing
+        w.str(std::to_string(denied_) + (denied_ == 1 ? " connection was" : " connections were") +
+              " refused for a wrong SMDDP_STORE_SECRET");
+      }
       c.waiting = false;
       reply(c, Status::Timeout, w);
     }
@@ -359,6 +530,12 @@ class Server::State {
 
   const int world_size_;
   const Clock::duration linger_;
+  const std::string secret_;
+  const double client_timeout_seconds_;
+  const Clock::duration client_timeout_;
+  bool report_drops_ = true;
+  int dropped_ = 0;   // connections dropped with a line on stderr
+  uint64_t denied_ = 0;  // Hellos with a wrong proof
   std::vector<std::string> hosts_;  // by rank, once joined
   std::map<uint64_t, Client> clients_;
   uint64_t next_id_ = 1;
@@ -370,14 +547,19 @@ class Server::State {
   std::map<int, std::string> left_;  // ranks that left, and how to say so
 };
 
-Server::Server(const net::Endpoint& endpoint, const std::string& where, int world_size, double linger_seconds)
-    : state_(std::make_unique<State>(world_size, linger_seconds)) {
+std::string replay_for_fuzzing(int world_size, const std::vector<std::pair<int, std::string>>& chunks) {
+  return Server::State(ServerOptions{world_size, 0, "", 10}).replay(chunks);
+}
+
+Server::Server(const net::Endpoint& endpoint, const std::string& where, const ServerOptions& options)
+    : state_(std::make_unique<State>(options)) {
   int err = 0;
   listener_ = net::listen_on(endpoint, &err);
   if (!listener_) {
     throw TransportError("TCP store: rank 0 cannot listen on " + where + ": " + net::errno_text(err) +
                          (err == EADDRINUSE ? " (another process holds MASTER_PORT; pick a free one)"
-                          : err == EADDRNOTAVAIL ? " (MASTER_ADDR must be an address of rank 0's host)"
+                          : err == EADDRNOTAVAIL ? " (not an address of rank 0's host; set SMDDP_STORE_BIND_ADDR to "
+                                                   "one that is, or 0.0.0.0 for every interface)"
                                                  : ""));
   }
   int pipe_fds[2];

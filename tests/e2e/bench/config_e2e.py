@@ -23,7 +23,7 @@ README_BEGIN = "<!-- smddp-config:begin"
 README_END = "<!-- smddp-config:end -->"
 # Strings that name an SMDDP_ build option, not a variable.
 NOT_VARIABLES = {"SMDDP_WITH_CUDA"}
-ACCESSORS = {"is_set", "integer", "bytes", "seconds", "flag", "text", "add_check"}
+ACCESSORS = {"is_set", "integer", "bytes", "seconds", "flag", "text", "secret", "add_check"}
 COLLECTIVES = ["ALLREDUCE", "ALLGATHER", "REDUCESCATTER", "BROADCAST", "REDUCE", "ALLTOALL", "BARRIER"]
 
 
@@ -161,6 +161,10 @@ def invalid_values(tmp):
     bad_rules = os.path.join(tmp, "bad.rules")
     with open(bad_rules, "w") as f:
         f.write("allreduce single inf no_such_algorithm\n")
+    open_secret = os.path.join(tmp, "open.secret")
+    with open(open_secret, "w") as f:
+        f.write("a secret that is long enough\n")
+    os.chmod(open_secret, 0o644)
     values = {
         "SMDDP_TIMEOUT": ["soon", "0", "-1", "nan", "inf", "1e400"],
         "SMDDP_RANKS_PER_NODE": ["0", "two"],
@@ -180,6 +184,10 @@ def invalid_values(tmp):
         "SMDDP_SOCKET_ADDRESS": ["not an address"],
         "SMDDP_STORE_PORT": ["70000", "port"],
         "SMDDP_BOOTSTRAP_TIMEOUT": ["soon", "nan"],
+        "SMDDP_STORE_SECRET": ["short"],
+        "SMDDP_STORE_SECRET_FILE": [open_secret, os.path.join(tmp, "absent"), tmp],
+        "SMDDP_STORE_BIND_ADDR": ["not an address"],
+        "SMDDP_STORE_HANDSHAKE_TIMEOUT": ["soon", "0"],
         "SMDDP_SUPERVISE": ["nope"],
         "SMDDP_NVML_LIBRARY": ["/nonexistent/libnvidia-ml.so.1", tmp],
         "SMDDP_SYSFS_ROOT": [os.path.join(tmp, "absent"), bad_rules],

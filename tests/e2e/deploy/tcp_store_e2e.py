@@ -12,6 +12,8 @@ skipped (CTest SKIP_RETURN_CODE): only without root, where namespaces
 cannot be made.
 """
 import argparse
+import hashlib
+import hmac
 import os
 import signal
 import socket
@@ -21,12 +23,15 @@ import tempfile
 import threading
 import time
 import json
+import struct
 
 ARGS = None
 SKIP = 77
 COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier",
                "gather", "scatter", "sendrecv", "alltoallv"}
 SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
+# Every job here proves a secret to the store, but those that test without one.
+SECRET = os.urandom(24).hex()
 
 
 def fail(msg):
@@ -46,9 +51,10 @@ def rank_env(rank, world, port, addr="127.0.0.1", local=None, extra=None):
            if not k.startswith(("OMPI_", "PMIX_", "PMI_", "SMDDP_")) and k not in ("RANK", "WORLD_SIZE")}
     local_rank, local_size = local if local else (rank, world)
     env.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(local_rank),
-               LOCAL_WORLD_SIZE=str(local_size), MASTER_ADDR=addr, MASTER_PORT=str(port), SMDDP_TIMEOUT="60")
+               LOCAL_WORLD_SIZE=str(local_size), MASTER_ADDR=addr, MASTER_PORT=str(port), SMDDP_TIMEOUT="60",
+               SMDDP_STORE_SECRET=SECRET)
     env.update(extra or {})
-    return env
+    return {k: v for k, v in env.items() if v is not None}  # None in `extra` unsets
 
 
 def launch(cmds_envs, timeout):
@@ -275,6 +281,250 @@ def test_peer_lost():
     if "lost peer: rank 3" not in errs or "closed its connection" not in errs:
         fail(f"no survivor named the lost peer:\n{show(results)}")
     print(f"survivors ended in {took:.1f} s: " + "; ".join(err.strip().splitlines()[0] for _, _, err in results if err.strip()))
+
+
+# The store's wire format (collectives/src/transport/tcp_store_wire.h), as a stranger speaks it.
+MAGIC = 0x564b4d53
+HELLO, CHALLENGE, DENIED = 1, 4, 5
+
+
+def frame(code, payload):
+    return struct.pack("<IBI", MAGIC, code, len(payload)) + payload
+
+
+def wire_str(b):
+    return struct.pack("<I", len(b)) + b
+
+
+def read_frame(sock):
+    """(code, payload), or None once the store has closed the connection."""
+    data = b""
+    try:
+        while len(data) < 9 or len(data) < 9 + struct.unpack("<I", data[5:9])[0]:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+    except ConnectionResetError:
+        return None
+    return data[4], data[9:]
+
+
+def closed_by_store(sock, limit):
+    """True when the store closes the connection within `limit` seconds."""
+    sock.settimeout(limit)
+    try:
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def stranger(port, kind, results):
+    """One hostile client; results[kind] = whether the store dropped it."""
+    try:
+        attack(port, kind, results)
+    except (BrokenPipeError, ConnectionResetError):  # the store closed it while we sent
+        results.setdefault(kind, kind != "wrong_secret")
+
+
+def attack(port, kind, results):
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        code, payload = read_frame(s)
+        if code != CHALLENGE:
+            results[kind] = f"first frame {code}, not a challenge"
+            return
+        nonce = payload[12:44]
+        if kind == "garbage":
+            s.sendall(os.urandom(64))
+        elif kind == "oversized":
+            s.sendall(struct.pack("<IBI", MAGIC, HELLO, 256 << 20) + b"\0" * 65536)
+        elif kind == "wrong_secret":
+            mine = os.urandom(32)
+            payload = (struct.pack("<II", 1, 4) + wire_str(b"intruder") + wire_str(mine))
+            context = (wire_str(b"smddp-store client") + struct.pack("<I", 1) + wire_str(nonce) + wire_str(mine)
+                       + struct.pack("<II", 1, 4) + wire_str(b"intruder"))
+            proof = hmac.new(b"not the job's secret at all", frame(0, context), hashlib.sha256).digest()
+            s.sendall(frame(HELLO, payload + wire_str(proof)))
+            reply = read_frame(s)
+            if not reply or reply[0] != DENIED:
+                results[kind] = f"wrong secret answered with {reply}"
+                return
+        elif kind == "trickle":
+            # A valid head, one byte a second: never a whole message.
+            for b in struct.pack("<IBI", MAGIC, HELLO, 100):
+                try:
+                    s.sendall(bytes([b]))
+                except (BrokenPipeError, ConnectionResetError):
+                    results[kind] = True
+                    return
+                if closed_by_store(s, 1.0):
+                    results[kind] = True
+                    return
+            results[kind] = "still connected after 9 s of one byte a second"
+            return
+        results[kind] = closed_by_store(s, 20)
+
+
+def wait_listening(port, proc, limit=30):
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        if proc.poll() is not None:
+            fail(f"rank 0 ended before its store listened: exit {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    fail(f"rank 0's store did not listen within {limit} s")
+
+
+def test_hostile_clients():
+    """While 4 ranks meet and run, the store gets garbage, a client sending a byte a second, a wrong
+    secret and an oversized message: each is dropped with one line from rank 0; the job is correct."""
+    port = free_port()
+    argv = [ARGS.bench, "allreduce", "-b", "8", "-e", "64K", "-f", "8", "-c", "1", "-n", "2", "-w", "1",
+            "--seed", str(SEED)]
+    extra = {"SMDDP_STORE_HANDSHAKE_TIMEOUT": "4"}
+    procs = [subprocess.Popen(argv, env=rank_env(0, 4, port, extra=extra), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)]
+    try:
+        wait_listening(port, procs[0])
+        results = {}
+        kinds = ("garbage", "trickle", "wrong_secret", "oversized")
+        threads = [threading.Thread(target=stranger, args=(port, k, results), daemon=True) for k in kinds]
+        for t in threads:
+            t.start()
+        # Two ranks join while the strangers are at it; the last once they are gone.
+        for r in (1, 2):
+            procs.append(subprocess.Popen(argv, env=rank_env(r, 4, port, extra=extra), stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True))
+        for t in threads:
+            t.join(40)
+        procs.append(subprocess.Popen(argv, env=rank_env(3, 4, port, extra=extra), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        outs = [p.communicate(timeout=120) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    done = [(p.returncode, out, err) for p, (out, err) in zip(procs, outs)]
+    if any(results.get(k) is not True for k in kinds):
+        fail(f"strangers not dropped: {results}\n{show(done)}")
+    if any(rc != 0 for rc, _, _ in done):
+        fail(f"the job failed:\n{show(done)}")
+    rows = table_rows(done[0][1])
+    if not rows or any(r[8] != "0" or r[12] != "0" for r in rows):
+        fail(f"wrong values or no rows:\n{done[0][1]}")
+    lines = [l for l in done[0][2].splitlines() if l.strip()]
+    drops = [l for l in lines if "TCP store on rank 0: dropped the connection from 127.0.0.1:" in l]
+    reasons = ("not the smddp TCP store protocol", "no handshake within 4 s", "wrong proof of SMDDP_STORE_SECRET",
+               "over the limit of 4096 before the handshake")
+    if len(drops) != 4 or len(lines) != 4 or any(not any(r in l for l in drops) for r in reasons):
+        fail(f"rank 0 should say one line per dropped stranger, and nothing else:\n{done[0][2]}")
+    if any(err.strip() for _, _, err in done[1:]):
+        fail(f"ranks 1-3 printed on stderr:\n{show(done)}")
+    print(f"{len(rows)} rows, #wrong 0; rank 0 said:\n" + "\n".join(drops))
+
+
+def test_wrong_secret():
+    """Rank 1 has another secret: it exits 64 naming SMDDP_STORE_SECRET; rank 0 times out naming the refusal."""
+    port = free_port()
+    cmds = [([ARGS.bench, "allreduce"],
+             rank_env(r, 2, port, extra={"SMDDP_BOOTSTRAP_TIMEOUT": "3",
+                                         "SMDDP_STORE_SECRET": SECRET if r == 0 else "x" * 32})) for r in range(2)]
+    results, took = launch(cmds, 60)
+    expect_all_fail(results[1:], 64, "refused the handshake of rank 1", "SMDDP_STORE_SECRET differs")
+    # Rank 0: the refusal as it happened, then the bootstrap's end naming it.
+    rc, _, err = results[0]
+    lines = [l for l in err.splitlines() if l.strip()]
+    if rc != 3 or len(lines) != 2 or "wrong proof of SMDDP_STORE_SECRET" not in lines[0] \
+            or "missing rank 1; 1 connection was refused for a wrong SMDDP_STORE_SECRET" not in lines[1]:
+        fail(f"rank 0: expected exit 3, the refusal and the timeout naming it:\n{show(results)}")
+    print(f"{took:.1f} s: {results[1][2].strip()} / {results[0][2].strip()}")
+
+
+def test_no_secret():
+    """Without a secret the store works as torchrun's: rank 0 warns once, in one line."""
+    results, _ = ranks([ARGS.bench, "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0"], 2,
+                       extra={"SMDDP_STORE_SECRET": None})
+    if any(rc != 0 for rc, _, _ in results):
+        fail(f"run without a secret failed:\n{show(results)}")
+    lines = [l for l in results[0][2].splitlines() if l.strip()]
+    if len(lines) != 1 or "unauthenticated" not in lines[0] or results[1][2].strip():
+        fail(f"expected one warning line from rank 0 only:\n{show(results)}")
+    # One side with a secret and the other without is refused, by name.
+    port = free_port()
+    cmds = [([ARGS.bench, "allreduce"], rank_env(r, 2, port, extra={"SMDDP_STORE_SECRET": None if r == 0 else SECRET,
+                                                                    "SMDDP_BOOTSTRAP_TIMEOUT": "3"}))
+            for r in range(2)]
+    mixed, _ = launch(cmds, 60)
+    if mixed[1][0] != 64 or "runs without one" not in mixed[1][2]:
+        fail(f"rank 1 with a secret against a store without one:\n{show(mixed)}")
+    print(lines[0])
+
+
+def test_secret_file():
+    """SMDDP_STORE_SECRET_FILE: a 0600 file works; a 0644 one is refused, one line from rank 0, exit 64."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "secret")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, (SECRET + "\n").encode())
+        os.close(fd)
+        file_env = {"SMDDP_STORE_SECRET": None, "SMDDP_STORE_SECRET_FILE": path}
+        results, _ = ranks([ARGS.bench, "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0"], 2, extra=file_env)
+        if any(rc != 0 or err.strip() for rc, _, err in results):
+            fail(f"run with a 0600 secret file:\n{show(results)}")
+        os.chmod(path, 0o644)
+        results, _ = ranks([ARGS.bench, "allreduce"], 2, extra=file_env)
+        if any(rc != 64 for rc, _, _ in results):
+            fail(f"expected exit 64 everywhere with a 0644 file:\n{show(results)}")
+        lines = results[0][2].strip().splitlines()
+        if len(lines) != 1 or "SMDDP_STORE_SECRET_FILE" not in lines[0] or "mode 0644" not in lines[0] \
+                or results[1][2].strip():
+            fail(f"expected one line from rank 0 naming the mode:\n{show(results)}")
+    print(lines[0])
+
+
+def accepts(addr, port):
+    try:
+        with socket.create_connection((addr, port), timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def test_bind_addr():
+    """The store listens on MASTER_ADDR's address only (SMDDP_STORE_BIND_ADDR names another);
+    a MASTER_ADDR that is not rank 0's own is one line naming the setting."""
+    for bind, want in ((None, (True, False)), ("0.0.0.0", (True, True))):
+        port = free_port()
+        p = subprocess.Popen([ARGS.bench, "allreduce"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=rank_env(0, 2, port, extra={"SMDDP_STORE_BIND_ADDR": bind,
+                                                             "SMDDP_BOOTSTRAP_TIMEOUT": "20"}))
+        try:
+            wait_listening(port, p)
+            got = (accepts("127.0.0.1", port), accepts("127.0.0.2", port))
+        finally:
+            p.terminate()  # the supervisor passes it to the rank
+            try:
+                p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+        if got != want:
+            fail(f"SMDDP_STORE_BIND_ADDR={bind}: 127.0.0.1 and 127.0.0.2 accept {got}, want {want}")
+    # 192.0.2.1 (TEST-NET-1) is no address of this host.
+    results, _ = launch([([ARGS.bench, "allreduce"], rank_env(0, 2, free_port(), addr="192.0.2.1"))], 60)
+    rc, _, err = results[0]
+    if rc != 3 or len(err.strip().splitlines()) != 1 or "SMDDP_STORE_BIND_ADDR" not in err \
+            or "MASTER_ADDR=192.0.2.1" not in err:
+        fail(f"a MASTER_ADDR not on rank 0's host: exit {rc}, {err!r}")
+    print(err.strip())
 
 
 def test_two_hosts():
