@@ -134,6 +134,13 @@ Agreement agree(MPI_Comm comm, int rank, int size, const PreflightSetup& s, doub
       a.message = fmt::format("smddp-diag preflight: rank(s) {} did not check in within {} s (SMDDP_TIMEOUT); ending the job",
                               join(missing, ", "), timeout_s);
     } else if (!differ.empty()) {
+      // One line even for a large job: the first few ranks, the rest counted.
+      constexpr size_t kNamed = 4;
+      if (differ.size() > kNamed) {
+        const size_t more = differ.size() - kNamed;
+        differ.resize(kNamed);
+        differ.push_back(fmt::format("{} more rank(s)", more));
+      }
       a.exit_code = tools::kExitUsage;
       a.message = fmt::format("smddp-diag preflight: the ranks disagree on the profile or check list: rank 0 ({}: profile '{}', {} checks) "
                               "differs from {}; give every rank the same --profile, --checks and --skip",
