@@ -1,55 +1,110 @@
-#!/usr/bin/env bash
-# Slurm Prolog snippet: runs `smddp-diag preflight` on this node before a
-# job starts. Slurm drains a node whose Prolog exits non-zero, so this exits
-# non-zero only when draining is enabled (SMDDP_PREFLIGHT_DRAIN=1) and the
-# node is unhealthy (exit 1): it drains the node with the failed checks as
-# the reason and the job is requeued elsewhere. Otherwise a failure is only
-# logged. A preflight that cannot run (lost peer or transport failure 3, bad
-# profile 64, missing device 69, runtime error 70, time out 124) never drains: that is our configuration,
-# not the node's health.
+#!/bin/bash
+# Slurm Prolog: runs `smddp-diag preflight` on this node before a job starts.
+# The recipe (slurm.conf, settings, what lands where) is docs/diag.md,
+# "Preflight as a Slurm prolog"; docs/deploy.md links there.
 #
-# Install: in slurm.conf, `Prolog=/path/to/prolog-preflight.sh` (or call it
-# from the existing prolog). Settings come from the environment or from
+# Slurm drains a node whose Prolog exits non-zero, so this exits non-zero
+# only when draining is enabled (SMDDP_PREFLIGHT_DRAIN=1) and the node is
+# unhealthy (preflight exit 1): it first drains the node with the failed
+# checks as the reason, and Slurm requeues the job elsewhere. Anything that
+# is our problem, not the node's (no log directory, no smddp-diag, a bad
+# profile 64, lost peer 3, missing device 69, runtime error 70, time out 124,
+# a failed scontrol) is logged and exits 0: it never drains a node.
+#
+# Settings come from the environment or from
 # ${SMDDP_PREFLIGHT_CONFIG:-/etc/smddp/preflight.env} (KEY=VALUE lines):
-#   SMDDP_PREFLIGHT_DRAIN=1    drain unhealthy nodes (default 0: log only)
-#   SMDDP_PREFLIGHT_PROFILE    smddp-diag profile (default local)
-#   SMDDP_PREFLIGHT_TIMEOUT    seconds (default 120)
-#   SMDDP_PREFLIGHT_LOG_DIR    JSON reports and log (default /var/log/smddp)
-#   SMDDP_BIN_DIR              where smddp-diag is (default: PATH)
-set -euo pipefail
+#   SMDDP_PREFLIGHT_DRAIN=1     drain unhealthy nodes (default 0: log only)
+#   SMDDP_PREFLIGHT_PROFILE     smddp-diag profile (default local)
+#   SMDDP_PREFLIGHT_TIMEOUT     seconds (default 120)
+#   SMDDP_PREFLIGHT_LOG_DIR     preflight.json, older ones, preflight.log (default /var/log/smddp)
+#   SMDDP_PREFLIGHT_PROM_DIR    where preflight.prom goes: node_exporter's textfile directory
+#                               (default: the log directory)
+#   SMDDP_PREFLIGHT_KEEP        older reports kept as preflight.json.1 .. .N (default 10)
+#   SMDDP_BIN_DIR               where smddp-diag is (default: PATH)
+#   SMDDP_SCONTROL              scontrol to drain with (default: scontrol from PATH)
+set -uo pipefail
+
+# Slurm starts prologs with an empty environment: no PATH at all.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
+export PATH
 
 config=${SMDDP_PREFLIGHT_CONFIG:-/etc/smddp/preflight.env}
 if [ -r "$config" ]; then
   # shellcheck source=/dev/null
-  source "$config"
+  . "$config"
 fi
 
-node=${SLURMD_NODENAME:-$(hostname -s)}
+node=${SLURMD_NODENAME:-$(hostname -s 2>/dev/null || uname -n)}
 job=${SLURM_JOB_ID:-none}
 log_dir=${SMDDP_PREFLIGHT_LOG_DIR:-/var/log/smddp}
+prom_dir=${SMDDP_PREFLIGHT_PROM_DIR:-$log_dir}
+keep=${SMDDP_PREFLIGHT_KEEP:-10}
 diag=${SMDDP_BIN_DIR:+$SMDDP_BIN_DIR/}smddp-diag
-mkdir -p "$log_dir"
-report=$log_dir/preflight-$node-$job.json
-log=$log_dir/preflight.log
+scontrol=${SMDDP_SCONTROL:-scontrol}
+log_file=
 
+# One line to the log file, else to syslog, else to stderr.
+log() {
+  local line
+  line="$(date -u +%Y-%m-%dT%H:%M:%SZ) job=$job node=$node $*"
+  if [ -n "$log_file" ] && printf '%s\n' "$line" 2>/dev/null >>"$log_file"; then
+    return 0
+  fi
+  logger -t smddp-prolog -- "$line" 2>/dev/null || printf 'prolog-preflight: %s\n' "$line" >&2
+}
+
+if ! mkdir -p "$log_dir" 2>/dev/null || [ ! -w "$log_dir" ]; then
+  log "cannot create or write $log_dir: no preflight run; not draining"
+  exit 0
+fi
+log_file=$log_dir/preflight.log
+case $keep in '' | *[!0-9]*) log "SMDDP_PREFLIGHT_KEEP='$keep' is not a number; keeping 10"; keep=10 ;; esac
+if ! mkdir -p "$prom_dir" 2>/dev/null; then
+  log "cannot create $prom_dir: no preflight.prom"
+  prom_dir=
+fi
+
+# The newest report is always preflight.json; older ones shift to .1 .. .N.
+report=$log_dir/preflight.json
+i=$keep
+while [ "$i" -gt 1 ]; do
+  [ -e "$report.$((i - 1))" ] && mv -f "$report.$((i - 1))" "$report.$i"
+  i=$((i - 1))
+done
+if [ "$keep" -gt 0 ] && [ -e "$report" ]; then mv -f "$report" "$report.1"; else rm -f "$report"; fi
+
+args=(preflight -p "${SMDDP_PREFLIGHT_PROFILE:-local}" --json "$report" --print-drain)
+[ -n "$prom_dir" ] && args+=(--prom-textfile "$prom_dir/preflight.prom")
 rc=0
-output=$(timeout "${SMDDP_PREFLIGHT_TIMEOUT:-120}" "$diag" preflight -p "${SMDDP_PREFLIGHT_PROFILE:-local}" \
-  --json "$report" 2>&1) || rc=$?
-summary=$(printf '%s\n' "$output" | { grep -v '^[[:space:]]*$' || true; } | tail -n 1 | cut -c1-200)
-printf '%s job=%s node=%s exit=%s %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$job" "$node" "$rc" "$summary" >>"$log"
+output=$(timeout "${SMDDP_PREFLIGHT_TIMEOUT:-120}" "$diag" "${args[@]}" 2>&1) || rc=$?
+# The node's line ("HOST | ERROR: ...") or the error of a run that failed.
+summary=$(printf '%s\n' "$output" | grep -v -e '^[[:space:]]*$' -e '^scontrol update ' | tail -n 1)
+log "exit=$rc $summary"
 
 if [ "$rc" = 0 ]; then
   exit 0
 fi
 if [ "$rc" != 1 ]; then
-  echo "prolog-preflight: preflight could not run on $node (exit $rc): $summary; not draining" >&2
+  log "preflight could not run (exit $rc); not draining"
   exit 0
 fi
 if [ "${SMDDP_PREFLIGHT_DRAIN:-0}" != 1 ]; then
-  echo "prolog-preflight: $node is unhealthy: $summary (SMDDP_PREFLIGHT_DRAIN=1 would drain it)" >&2
+  log "unhealthy; SMDDP_PREFLIGHT_DRAIN=1 would drain it"
   exit 0
 fi
-reason="smddp preflight: ${summary:-unhealthy}"
-scontrol update nodename="$node" state=drain reason="${reason:0:120}"
-echo "prolog-preflight: drained $node: $summary" >&2
+# smddp-diag wrote the reason: whole items within Slurm's limit, shell-safe.
+reason=$(printf '%s\n' "$output" | sed -n 's/^scontrol update nodename=.* state=drain reason="\(.*\)"$/\1/p' | head -n 1)
+if [ -z "$reason" ]; then
+  # No drain line (an older smddp-diag): the summary, cut at a word within 255 bytes.
+  reason="smddp preflight: ${summary:-unhealthy}"
+  if [ "${#reason}" -gt 255 ]; then
+    reason=${reason:0:252}
+    reason="${reason% *}..."
+  fi
+fi
+if "$scontrol" update nodename="$node" state=drain reason="$reason" 2>/dev/null; then
+  log "drained: $reason"
+else
+  log "scontrol could not drain (exit $?); Slurm drains on the prolog's exit"
+fi
 exit 1

@@ -13,9 +13,9 @@
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
 #include "common/text.h"
+#include "exporter/http_server.h"
 #include "exporter/node_sampler.h"
 #include "smddp/error.h"
-#include "smddp/telemetry/exposer.h"
 
 namespace smddp::diag {
 namespace {
@@ -24,7 +24,8 @@ class ExporterCommand final : public Command {
  public:
   ExporterCommand(CLI::App& parent, const GlobalOptions& global) : global_(global) {
     app_ = parent.add_subcommand("exporter", "Serve node, GPU, EFA and preflight metrics for Prometheus");
-    app_->add_option("--listen", listen_, "ADDRESS:PORT to serve /metrics on (port 0: any free port)")->capture_default_str();
+    app_->add_option("--listen", listen_, "ADDRESS:PORT to serve /metrics on; [IPV6]:PORT for IPv6, [::] for every interface (port 0: any free port)")
+        ->capture_default_str();
     app_->add_option("--interval", interval_, "Seconds between samples")->capture_default_str();
     app_->add_option("--preflight-report", report_, "Preflight JSON report to export (re-read every interval)");
     app_->add_option("--port-file", port_file_, "Write the listening port to this file once serving");
@@ -58,12 +59,11 @@ class ExporterCommand final : public Command {
 
     // Listening comes first: a port in use is a usage error before any work.
     auto registry = std::make_shared<prometheus::Registry>();
-    auto exposer = telemetry::serve_registry(bind_, port_, registry);
+    MetricsServer server(bind_, port_, registry);
     NodeSampler sampler(*registry, root_, Nvml::library_name(global_.nvml_library), report_);
     sampler.sample();
-    const int port = telemetry::listening_port(*exposer);
-    if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(port) + "\n");
-    std::cout << "smddp-diag exporter: serving http://" << telemetry::host_port(bind_, port) << "/metrics" << std::endl;
+    if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(server.port()) + "\n");
+    std::cout << "smddp-diag exporter: serving " << server.url() << std::endl;
 
     const auto start = std::chrono::steady_clock::now();
     for (;;) {
@@ -87,13 +87,14 @@ class ExporterCommand final : public Command {
  private:
   const GlobalOptions& global_;
   CLI::App* app_ = nullptr;
-  std::string listen_ = "0.0.0.0:9400";
+  // 9466: clear of DCGM exporter's 9400, the bench example's 9464 and node_exporter's 9100.
+  std::string listen_ = "0.0.0.0:9466";
   double interval_ = 5;
   std::string report_, port_file_;
   double exit_after_ = 0;
   SystemRoot root_;
   std::string bind_;
-  int port_ = 9400;
+  int port_ = 9466;
 };
 
 }  // namespace

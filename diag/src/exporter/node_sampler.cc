@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
+#include <set>
 
 #include "preflight/report.h"
 #include "smddp/version.h"
@@ -36,6 +38,8 @@ NodeSampler::NodeSampler(prometheus::Registry& registry, SystemRoot root, const 
                       .Name("smddp_efa_hw_counters_total")
                       .Help("EFA/RDMA hardware counters from sysfs hw_counters (port 0: device-wide)")
                       .Register(registry)),
+      port_state_family_(gauge_family(registry, "smddp_efa_port_state",
+                                      "1 for the current state of each EFA/RDMA port (sysfs ports/*/state: ACTIVE, DOWN, ...)")),
       preflight_(registry) {
   std::string why;
   nvml_ = Nvml::open(nvml_library, &why);
@@ -62,7 +66,9 @@ NodeSampler::~NodeSampler() = default;
 void NodeSampler::sample() {
   sample_host();
   sample_gpus();
-  sample_counters();
+  const auto rdma = discover_rdma(root_, true);
+  sample_counters(rdma);
+  sample_port_states(rdma);
   sample_preflight();
 }
 
@@ -70,7 +76,7 @@ void NodeSampler::sample_host() {
   if (auto now = read_cpu_times(root_)) {
     // The first sample covers the time since boot.
     CpuTimes before = last_cpu_.value_or(CpuTimes{});
-    if (auto ratio = cpu_utilization(before, *now)) cpu_.Set(*ratio);
+    if (auto ratio = cpu_utilization(before, *now); ratio && std::isfinite(*ratio)) cpu_.Set(*ratio);
     last_cpu_ = now;
   }
   if (auto mem = read_memory_info(root_)) {
@@ -79,17 +85,22 @@ void NodeSampler::sample_host() {
   }
 }
 
-void NodeSampler::set_gpu(prometheus::Family<prometheus::Gauge>& family, std::map<int, prometheus::Gauge*>& gauges, int gpu,
-                          std::optional<double> value) {
+void NodeSampler::set_gpu(prometheus::Family<prometheus::Gauge>& family, std::map<int, prometheus::Gauge*>& gauges,
+                          const GpuSample& g, std::optional<double> value) {
+  const int gpu = g.index;
   auto it = gauges.find(gpu);
-  if (!value) {
+  if (!value || !std::isfinite(*value)) {
     if (it != gauges.end()) {
       family.Remove(it->second);
       gauges.erase(it);
     }
     return;
   }
-  if (it == gauges.end()) it = gauges.emplace(gpu, &family.Add({{"gpu", std::to_string(gpu)}})).first;
+  // The index changes with CUDA_VISIBLE_DEVICES and reboots; the UUID and bus
+  // id name the same GPU everywhere (DCGM's exporter labels them alike).
+  if (it == gauges.end()) {
+    it = gauges.emplace(gpu, &family.Add({{"gpu", std::to_string(gpu)}, {"uuid", g.uuid}, {"busid", g.busid}})).first;
+  }
   it->second->Set(*value);
 }
 
@@ -103,15 +114,15 @@ void NodeSampler::sample_gpus() {
   }
   for (int i = 0; i < n; ++i) {
     GpuSample g = nvml_->sample(i);
-    set_gpu(gpu_util_family_, gpu_util_, i, g.utilization_ratio);
-    set_gpu(gpu_mem_family_, gpu_mem_, i, g.memory_used_bytes ? std::optional<double>(static_cast<double>(*g.memory_used_bytes)) : std::nullopt);
-    set_gpu(gpu_temp_family_, gpu_temp_, i, g.temperature_c ? std::optional<double>(*g.temperature_c) : std::nullopt);
-    set_gpu(gpu_power_family_, gpu_power_, i, g.power_watts);
+    set_gpu(gpu_util_family_, gpu_util_, g, g.utilization_ratio);
+    set_gpu(gpu_mem_family_, gpu_mem_, g, g.memory_used_bytes ? std::optional<double>(static_cast<double>(*g.memory_used_bytes)) : std::nullopt);
+    set_gpu(gpu_temp_family_, gpu_temp_, g, g.temperature_c ? std::optional<double>(*g.temperature_c) : std::nullopt);
+    set_gpu(gpu_power_family_, gpu_power_, g, g.power_watts);
   }
 }
 
-void NodeSampler::sample_counters() {
-  for (const auto& dev : discover_rdma(root_, true)) {
+void NodeSampler::sample_counters(const std::vector<RdmaDevice>& rdma) {
+  for (const auto& dev : rdma) {
     for (const auto& port : dev.ports) {
       for (const auto& [name, value] : port.counters) {
         auto key = std::make_tuple(dev.name, port.port, name);
@@ -127,6 +138,32 @@ void NodeSampler::sample_counters() {
         c.Increment(static_cast<double>(value));
         efa_[key] = CounterState{&c, value};
       }
+    }
+  }
+}
+
+void NodeSampler::sample_port_states(const std::vector<RdmaDevice>& rdma) {
+  std::set<std::pair<std::string, int>> seen;
+  for (const auto& dev : rdma) {
+    for (const auto& port : dev.ports) {
+      if (port.port <= 0) continue;
+      const auto key = std::make_pair(dev.name, port.port);
+      seen.insert(key);
+      const std::string state = port.state.empty() ? "UNKNOWN" : port.state;
+      auto it = port_states_.find(key);
+      if (it != port_states_.end() && it->second.first == state) continue;
+      if (it != port_states_.end()) port_state_family_.Remove(it->second.second);
+      auto& g = port_state_family_.Add({{"device", dev.name}, {"port", std::to_string(port.port)}, {"state", state}});
+      g.Set(1);
+      port_states_[key] = {state, &g};
+    }
+  }
+  for (auto it = port_states_.begin(); it != port_states_.end();) {  // devices that went away
+    if (seen.count(it->first)) {
+      ++it;
+    } else {
+      port_state_family_.Remove(it->second.second);
+      it = port_states_.erase(it);
     }
   }
 }

@@ -1,8 +1,10 @@
 // The exporter's view of a node, refreshed every interval into a Prometheus
 // registry (scrapes read the registry and never wait for a sample):
 //   smddp_node_cpu_utilization_ratio, smddp_node_memory_{used,total}_bytes   /proc
-//   smddp_gpu_{utilization_ratio,memory_used_bytes,temperature_celsius,power_watts}{gpu}   NVML
+//   smddp_gpu_{utilization_ratio,memory_used_bytes,temperature_celsius,power_watts}{gpu,uuid,busid}   NVML
 //   smddp_efa_hw_counters_total{device,port,counter}   /sys/class/infiniband/*/ports/*/hw_counters
+//   smddp_efa_port_state{device,port,state}   1 for the port's current state (ACTIVE, DOWN, ...): ports/*/state
+// A value that is not a finite number is never exported: the series is left out.
 //   smddp_preflight_*   the last preflight JSON report (preflight_metrics.h)
 //   smddp_diag_info{version,host,nvml,gpus}   always 1
 // Series carry no host label: Prometheus' instance label names the node.
@@ -21,6 +23,7 @@
 
 #include "common/files.h"
 #include "preflight/preflight_metrics.h"
+#include "system/devices.h"
 #include "system/nvml.h"
 #include "system/proc_stats.h"
 
@@ -35,9 +38,10 @@ class NodeSampler {
  private:
   void sample_host();
   void sample_gpus();
-  void sample_counters();
+  void sample_counters(const std::vector<RdmaDevice>& rdma);
   void sample_preflight();
-  void set_gpu(prometheus::Family<prometheus::Gauge>& family, std::map<int, prometheus::Gauge*>& gauges, int gpu,
+  void sample_port_states(const std::vector<RdmaDevice>& rdma);
+  void set_gpu(prometheus::Family<prometheus::Gauge>& family, std::map<int, prometheus::Gauge*>& gauges, const GpuSample& gpu,
                std::optional<double> value);
 
   SystemRoot root_;
@@ -58,6 +62,8 @@ class NodeSampler {
     uint64_t last = 0;
   };
   std::map<std::tuple<std::string, int, std::string>, CounterState> efa_;
+  prometheus::Family<prometheus::Gauge>& port_state_family_;
+  std::map<std::pair<std::string, int>, std::pair<std::string, prometheus::Gauge*>> port_states_;  // -> state, series
   PreflightMetrics preflight_;
   std::string preflight_seen_;  // last report text, to parse only on change
   bool preflight_warned_ = false;

@@ -45,7 +45,7 @@ void validate_link(const Params& p) {
 const std::vector<CheckSpec>& check_specs() {
   static const std::vector<CheckSpec> specs = {
       {"gpu_count", CheckScope::Node, "NVML sees exactly the expected number of GPUs",
-       {{"expected", T::Integer, "", "GPUs the node must have"}},
+       {{"expected", T::CountOrAny, "", "GPUs the node must have ('any': report the count, judge nothing)"}},
        check_gpu_count, nullptr, nullptr},
       {"gpu_model", CheckScope::Node, "every GPU has the expected name and memory",
        {{"name_contains", T::String, "\"\"", "text the NVML device name must contain"},
@@ -68,7 +68,7 @@ const std::vector<CheckSpec>& check_specs() {
          "throttle reasons that count as unhealthy"}},
        check_gpu_throttle, nullptr, validate_throttle},
       {"efa_count", CheckScope::Node, "the expected number of EFA devices, ports active",
-       {{"expected", T::Integer, "", "EFA devices the node must have"},
+       {{"expected", T::CountOrAny, "", "EFA devices the node must have ('any': report the count)"},
         {"require_active", T::Boolean, "true", "every port must be ACTIVE"}},
        check_efa_count, nullptr, nullptr},
       {"memlock", CheckScope::Node, "the locked-memory limit (EFA wants unlimited)",

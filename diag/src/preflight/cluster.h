@@ -45,7 +45,7 @@ class ClusterContext {
 // Message tags of the preflight's own exchanges.
 enum PreflightTag : int {
   kTagReach = 7101, kTagReachReport, kTagClockPing, kTagClockReply, kTagClockResult,
-  kTagBusbwReport, kTagDecision, kTagNodeResults, kTagFinal,
+  kTagBusbwReport, kTagDecision, kTagNodeResults, kTagFinal, kTagAgree, kTagAgreed, kTagNodeIds, kTagNodeIdList,
 };
 
 // Which ranks to blame for missed reachability answers. missing[i] lists the

@@ -41,8 +41,15 @@ std::string nvml_errors(const GpuSample& g, std::initializer_list<const char*> q
 }  // namespace
 
 CheckResult check_gpu_count(const NodeContext& ctx, const Params& p) {
-  const int64_t expected = p.integer("expected");
+  const std::optional<int64_t> wanted = p.count("expected");
   const int64_t found = static_cast<int64_t>(ctx.nvml.gpus.size());
+  if (!wanted) {
+    // "any": a profile for whatever machine this is (local) reports, never judges.
+    nlohmann::json values = {{"expected", "any"}, {"found", found}};
+    if (!ctx.nvml.available) return CheckResult::pass("gpu_count", "0 GPUs (" + ctx.nvml.message + "); any count is accepted", values);
+    return CheckResult::pass("gpu_count", fmt::format("{} GPUs; any count is accepted", found), values);
+  }
+  const int64_t expected = *wanted;
   nlohmann::json values = {{"expected", expected}, {"found", found}};
   if (!ctx.nvml.available) {
     if (expected == 0) return CheckResult::pass("gpu_count", "0 GPUs, as expected (" + ctx.nvml.message + ")", values);

@@ -3,6 +3,8 @@
 #include <sys/statvfs.h>
 
 #include <cerrno>
+#include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -13,7 +15,7 @@
 namespace smddp::diag {
 
 CheckResult check_efa_count(const NodeContext& ctx, const Params& p) {
-  const int64_t expected = p.integer("expected");
+  const std::optional<int64_t> wanted = p.count("expected");
   const bool require_active = p.boolean("require_active");
   std::vector<std::string> names, inactive;
   for (const auto& d : ctx.rdma) {
@@ -25,8 +27,13 @@ CheckResult check_efa_count(const NodeContext& ctx, const Params& p) {
       }
     }
   }
-  nlohmann::json values = {{"expected", expected}, {"found", names.size()}, {"devices", names}};
   const int64_t found = static_cast<int64_t>(names.size());
+  nlohmann::json values = {{"expected", wanted ? nlohmann::json(*wanted) : nlohmann::json("any")}, {"found", found}, {"devices", names}};
+  if (!wanted) {
+    if (require_active && !inactive.empty()) return CheckResult::fail("efa_count", join(inactive, "; "), values);
+    return CheckResult::pass("efa_count", fmt::format("{} EFA devices; any count is accepted", found), values);
+  }
+  const int64_t expected = *wanted;
   if (found != expected) {
     std::string where = found == 0 ? fmt::format(" (no EFA device under {})", ctx.root.path("/sys/class/infiniband")) : ": " + join(names, ", ");
     return CheckResult::fail("efa_count", fmt::format("expected {} EFA devices, found {}{}", expected, found, where), values);
@@ -79,8 +86,14 @@ CheckResult check_fabric_provider(const NodeContext&, const Params& p) {
   std::string error;
   auto infos = query_providers(provider, true, &error);
   if (infos.empty()) {
-    return CheckResult::fail("fabric_provider", fmt::format("libfabric provider {} has no RDM endpoint here ({}); available: {}",
-                                                            provider, error, join(available_providers(), ", ")));
+    const auto available = available_providers();
+    std::string msg = fmt::format("libfabric provider {} has no RDM endpoint here ({}); available: {}", provider, error,
+                                  available.empty() ? "none" : join(available, ", "));
+    // libfabric lists only the providers FI_PROVIDER names: say so, or the empty list makes no sense.
+    if (const char* filter = std::getenv("FI_PROVIDER"); filter && *filter) {
+      msg += fmt::format(" (FI_PROVIDER={} limits libfabric to those providers)", filter);
+    }
+    return CheckResult::fail("fabric_provider", msg);
   }
   return CheckResult::pass("fabric_provider", fmt::format("{} on {} (domain {})", infos[0].provider, infos[0].fabric, infos[0].domain),
                            {{"provider", infos[0].provider}, {"domains", infos.size()}});

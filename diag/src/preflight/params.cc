@@ -12,6 +12,7 @@ namespace smddp::diag {
 std::string_view to_string(ParamType t) {
   switch (t) {
     case ParamType::Integer: return "an integer";
+    case ParamType::CountOrAny: return "a count or 'any'";
     case ParamType::Number: return "a number";
     case ParamType::Size: return "a size (e.g. 64MiB)";
     case ParamType::SizeOrUnlimited: return "a size or 'unlimited'";
@@ -29,6 +30,12 @@ const ParamValue& Params::at(const std::string& name) const {
 }
 
 int64_t Params::integer(const std::string& name) const { return std::get<int64_t>(at(name)); }
+
+std::optional<int64_t> Params::count(const std::string& name) const {
+  const ParamValue& v = at(name);
+  if (std::holds_alternative<Unlimited>(v)) return std::nullopt;
+  return std::get<int64_t>(v);
+}
 
 double Params::number(const std::string& name) const {
   const ParamValue& v = at(name);
@@ -51,6 +58,9 @@ const std::vector<std::string>& Params::strings(const std::string& name) const {
 std::optional<ParamValue> parse_scalar(ParamType type, const std::string& raw) {
   const std::string text = trim(raw);
   switch (type) {
+    case ParamType::CountOrAny:
+      if (text == "any") return ParamValue(Unlimited{});
+      [[fallthrough]];
     case ParamType::Integer: {
       if (text.find('.') != std::string::npos) return std::nullopt;
       if (auto v = parse_int(text)) return ParamValue(*v);

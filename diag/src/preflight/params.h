@@ -15,6 +15,7 @@ namespace smddp::diag {
 
 enum class ParamType {
   Integer,          // 8
+  CountOrAny,       // 8, or "any": found counts are reported, not judged
   Number,           // 0.5
   Size,             // 64MiB, 1GB, 4096
   SizeOrUnlimited,  // a size or "unlimited"
@@ -45,6 +46,8 @@ class Params {
   bool has(const std::string& name) const { return values_.count(name) > 0; }
 
   int64_t integer(const std::string& name) const;
+  // nullopt: "any".
+  std::optional<int64_t> count(const std::string& name) const;
   double number(const std::string& name) const;
   // nullopt: "unlimited".
   std::optional<uint64_t> size(const std::string& name) const;

@@ -46,6 +46,8 @@ class PreflightCommand final : public Command {
     setup_.nvml_library = Nvml::library_name(global_.nvml_library);
     setup_.profile = load_profile(profile_name_);
     select_checks(setup_.profile, only_, skip_);
+    setup_.only = only_;
+    setup_.skip = skip_;
     setup_.faults = Faults::from_env();
     tools::check_writable(json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
@@ -67,6 +69,11 @@ class PreflightCommand final : public Command {
     }
     MpiSession mpi;
     PreflightOutcome out = run_preflight_mpi(setup_);
+    if (!out.message.empty()) std::cerr << out.message << "\n";
+    if (!out.ran) {  // the ranks disagreed, or one never checked in: no checks ran, no file written
+      if (out.root && out.peers_missing) mpi.abort(out.exit_code);
+      return out.exit_code;
+    }
     if (out.my_node && !textfile_.empty()) tools::write_atomically(textfile_, preflight_textfile(*out.my_node, out.report.timestamp_ms));
     if (out.root) {
       write_outputs(out.report);
@@ -100,7 +107,8 @@ class PreflightCommand final : public Command {
 
   void drain(const PreflightReport& report) {
     for (const auto& d : drain_commands(report)) {
-      if (print_drain_) std::cout << d.shell() << "\n";
+      // With the JSON on stdout, stdout must stay one JSON document.
+      if (print_drain_) (json_path_ == "-" ? std::cerr : std::cout) << d.shell() << "\n";
       if (drain_) {
         std::string error;
         int rc = run_drain(d, &error);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 #include "common/text.h"
@@ -36,9 +37,29 @@ class ProfileReader {
     throw UsageError(fmt::format("profile '{}': {}", origin_, what));
   }
 
+  // yaml-cpp keeps both entries of a repeated key and finds the first:
+  // refuse them, naming both lines, in every mapping of the document.
+  void refuse_duplicate_keys(const YAML::Node& node, const std::string& where) const {
+    if (node.IsSequence()) {
+      for (const auto& item : node) refuse_duplicate_keys(item, where);
+      return;
+    }
+    if (!node.IsMap()) return;
+    std::map<std::string, int> seen;  // key -> line
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
+      const int line = kv.first.Mark().line + 1;
+      if (auto [it, fresh] = seen.emplace(key, line); !fresh) {
+        fail(kv.first, fmt::format("duplicate key '{}{}' (first on line {}, again on line {})", where, key, it->second, line));
+      }
+      refuse_duplicate_keys(kv.second, where + key + ".");
+    }
+  }
+
   Profile read(const YAML::Node& root) {
     Profile p;
     if (!root.IsMap()) fail(root, "expected a mapping with name, description and checks");
+    refuse_duplicate_keys(root, "");
     for (const auto& kv : root) {
       const std::string key = kv.first.as<std::string>();
       if (key == "name") {

@@ -58,7 +58,7 @@ nlohmann::json to_json(const CheckResult& r) {
 nlohmann::json to_json(const NodeReport& n) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : n.checks) checks.push_back(to_json(c));
-  return {{"node", n.node}, {"host", n.host}, {"label", n.label}, {"ranks", n.ranks},
+  return {{"node", n.node}, {"host", n.host}, {"label", n.label}, {"slurm_node", n.slurm_node}, {"ranks", n.ranks},
           {"healthy", n.healthy()}, {"checks", checks}};
 }
 
@@ -88,6 +88,7 @@ NodeReport node_report_from_json(const nlohmann::json& j) {
   n.node = j.at("node").get<int>();
   n.host = j.at("host").get<std::string>();
   n.label = j.value("label", n.host);
+  n.slurm_node = j.value("slurm_node", n.host);
   n.ranks = j.value("ranks", std::vector<int>{});
   for (const auto& c : j.at("checks")) n.checks.push_back(check_result_from_json(c));
   return n;

@@ -3,10 +3,15 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "smddp/tools/exit_codes.h"
 #include "common/mpi_util.h"
+#include "common/slurm.h"
+#include "common/text.h"
 #include "smddp/communicator.h"
+#include "smddp/config.h"
 #include "smddp/version.h"
 
 namespace smddp::diag {
@@ -69,12 +74,116 @@ std::vector<CheckResult> merge(const Profile& profile, const std::vector<CheckRe
   return out;
 }
 
+nlohmann::json param_json(const ParamValue& v) {
+  return std::visit([](const auto& x) -> nlohmann::json {
+    using X = std::decay_t<decltype(x)>;
+    if constexpr (std::is_same_v<X, Unlimited>) {
+      return "unlimited";
+    } else {
+      return x;
+    }
+  }, v);
+}
+
+// FNV-1a, 64 bits: equal setups give equal text, so any stable hash will do.
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+struct Agreement {
+  bool ok = false;
+  std::string message;                    // rank 0, when not ok
+  int exit_code = 0;
+  std::vector<std::string> slurm_nodes;   // per rank, when ok
+};
+
+// Every rank sends its fingerprint, host and Slurm node name to rank 0,
+// which answers whether they all run the same thing. Point-to-point with a
+// deadline: a rank that never arrives is named, nobody waits forever.
+Agreement agree(MPI_Comm comm, int rank, int size, const PreflightSetup& s, double timeout_s) {
+  const std::string host = hostname();
+  nlohmann::json mine = {{"hash", setup_fingerprint(s)}, {"host", host}, {"slurm_node", slurm_node_name(host)},
+                         {"profile", s.profile.name}, {"checks", s.profile.checks.size()}};
+  auto got = gather_until(comm, 0, mine.dump(), kTagAgree, deadline_in(timeout_s));
+  Agreement a;
+  std::vector<std::string> verdicts(static_cast<size_t>(size));
+  if (rank == 0) {
+    std::vector<nlohmann::json> per(static_cast<size_t>(size));
+    std::vector<std::string> missing, differ;
+    for (int r = 0; r < size; ++r) {
+      const auto& text = got[static_cast<size_t>(r)];
+      if (!text) {
+        missing.push_back(std::to_string(r));
+        continue;
+      }
+      per[static_cast<size_t>(r)] = nlohmann::json::parse(*text);
+      const auto& j = per[static_cast<size_t>(r)];
+      if (j["hash"] != per[0]["hash"]) {
+        differ.push_back(fmt::format("rank {} ({}: profile '{}', {} checks)", r, j["host"].get<std::string>(),
+                                     j["profile"].get<std::string>(), j["checks"].get<size_t>()));
+      }
+    }
+    nlohmann::json verdict;
+    if (!missing.empty()) {
+      a.exit_code = tools::kExitLost;
+      a.message = fmt::format("smddp-diag preflight: rank(s) {} did not check in within {} s (SMDDP_TIMEOUT); ending the job",
+                              join(missing, ", "), timeout_s);
+    } else if (!differ.empty()) {
+      // One line even for a large job: the first few ranks, the rest counted.
+      constexpr size_t kNamed = 4;
+      if (differ.size() > kNamed) {
+        const size_t more = differ.size() - kNamed;
+        differ.resize(kNamed);
+        differ.push_back(fmt::format("{} more rank(s)", more));
+      }
+      a.exit_code = tools::kExitUsage;
+      a.message = fmt::format("smddp-diag preflight: the ranks disagree on the profile or check list: rank 0 ({}: profile '{}', {} checks) "
+                              "differs from {}; give every rank the same --profile, --checks and --skip",
+                              per[0]["host"].get<std::string>(), per[0]["profile"].get<std::string>(), per[0]["checks"].get<size_t>(),
+                              join(differ, ", "));
+    } else {
+      a.ok = true;
+      for (const auto& j : per) a.slurm_nodes.push_back(j["slurm_node"].get<std::string>());
+    }
+    verdict = {{"exit", a.exit_code}, {"slurm_nodes", a.slurm_nodes}};
+    for (auto& v : verdicts) v = verdict.dump();
+  }
+  auto reply = scatter_until(comm, 0, verdicts, kTagAgreed, deadline_in(timeout_s));
+  if (rank == 0) return a;
+  if (!reply) {
+    a.exit_code = tools::kExitLost;
+    return a;
+  }
+  auto j = nlohmann::json::parse(*reply);
+  a.exit_code = j["exit"].get<int>();
+  a.ok = a.exit_code == 0;
+  a.slurm_nodes = j["slurm_nodes"].get<std::vector<std::string>>();
+  return a;
+}
+
 }  // namespace
+
+std::string setup_fingerprint(const PreflightSetup& s) {
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : s.profile.checks) {
+    nlohmann::json params = nlohmann::json::object();
+    for (const auto& [k, v] : c.params.values()) params[k] = param_json(v);
+    checks.push_back({{"check", c.spec->name}, {"params", params}});
+  }
+  nlohmann::json j = {{"profile", s.profile.name}, {"checks", checks}, {"only", s.only}, {"skip", s.skip}};
+  return fnv1a_hex(j.dump());
+}
 
 PreflightReport run_preflight_alone(const PreflightSetup& s) {
   PreflightReport report = empty_report(s, 1);
   NodeReport node;
   node.host = node.label = hostname();
+  node.slurm_node = slurm_node_name(node.host);
   node.ranks = {0};
   std::map<std::string, CheckResult> cluster;
   for (const auto& c : s.profile.checks) {
@@ -95,12 +204,43 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
   MPI_Comm_rank(ctx.comm, &ctx.rank);
   MPI_Comm_size(ctx.comm, &ctx.size);
   ctx.faults = s.faults;
+  outcome.root = ctx.rank == 0;
+  // Before any collective: every rank runs the same checks, or none runs.
+  const double timeout_s = config::seconds("SMDDP_TIMEOUT");
+  Agreement agreed = agree(ctx.comm, ctx.rank, ctx.size, s, timeout_s);
+  if (!agreed.ok) {
+    outcome.ran = false;
+    outcome.exit_code = agreed.exit_code;
+    outcome.message = agreed.message;
+    outcome.peers_missing = agreed.exit_code == tools::kExitLost;
+    MPI_Comm_free(&ctx.comm);
+    return outcome;
+  }
   auto engine = Communicator::create_from_mpi();
   ctx.engine = engine.get();
   for (int r = 0; r < ctx.size; ++r) ctx.hosts.push_back(engine->host(r));
   ctx.node_of.resize(static_cast<size_t>(ctx.size));
-  int my_node = engine->node();
-  MPI_Allgather(&my_node, 1, MPI_INT, ctx.node_of.data(), 1, MPI_INT, ctx.comm);
+  {
+    // Node ids, bounded like every other exchange.
+    auto ids = gather_until(ctx.comm, 0, std::to_string(engine->node()), kTagNodeIds, deadline_in(timeout_s));
+    std::string all;
+    if (ctx.rank == 0) {
+      std::vector<std::string> parts;
+      for (const auto& id : ids) parts.push_back(id.value_or("-1"));
+      all = join(parts, ",");
+    }
+    auto got = scatter_until(ctx.comm, 0, std::vector<std::string>(static_cast<size_t>(ctx.size), all), kTagNodeIdList,
+                             deadline_in(timeout_s));
+    std::vector<std::string> parts = got ? split(*got, ',') : std::vector<std::string>{};
+    if (parts.size() != static_cast<size_t>(ctx.size) || std::find(parts.begin(), parts.end(), "-1") != parts.end()) {
+      outcome.ran = false;
+      outcome.exit_code = tools::kExitLost;
+      outcome.peers_missing = true;
+      if (ctx.rank == 0) outcome.message = fmt::format("smddp-diag preflight: not every rank gave its node within {} s; ending the job", timeout_s);
+      return outcome;
+    }
+    for (int r = 0; r < ctx.size; ++r) ctx.node_of[static_cast<size_t>(r)] = static_cast<int>(*parse_int(parts[static_cast<size_t>(r)]));
+  }
   ctx.leaders.assign(static_cast<size_t>(engine->num_nodes()), -1);
   for (int r = ctx.size - 1; r >= 0; --r) ctx.leaders[static_cast<size_t>(ctx.node_of[static_cast<size_t>(r)])] = r;
   std::map<std::string, int> host_nodes;
@@ -109,7 +249,6 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
     const std::string& host = ctx.hosts[static_cast<size_t>(ctx.leaders[static_cast<size_t>(n)])];
     ctx.labels.push_back(host_nodes[host] > 1 ? fmt::format("{}#{}", host, n) : host);
   }
-  outcome.root = ctx.rank == 0;
 
   // Node checks, once per node.
   std::vector<CheckResult> node_results;
@@ -147,7 +286,7 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
   // Rank 0 gathers every node's results.
   nlohmann::json mine = nlohmann::json::array();
   for (const auto& r : node_results) mine.push_back(to_json(r));
-  const double gather_s = 120;
+  const double gather_s = std::min(120.0, timeout_s);
   auto gathered = gather_until(ctx.comm, 0, ctx.leader() ? mine.dump() : "", kTagNodeResults, deadline_in(gather_s));
   std::vector<std::string> finals(static_cast<size_t>(ctx.size));
   if (ctx.rank == 0) {
@@ -158,6 +297,7 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
       node.node = n;
       node.host = ctx.hosts[static_cast<size_t>(leader)];
       node.label = ctx.labels[static_cast<size_t>(n)];
+      node.slurm_node = agreed.slurm_nodes.at(static_cast<size_t>(leader));
       for (int r = 0; r < ctx.size; ++r) {
         if (ctx.node_of[static_cast<size_t>(r)] == n) node.ranks.push_back(r);
       }

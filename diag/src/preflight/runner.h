@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/files.h"
 #include "preflight/cluster.h"
@@ -14,20 +15,28 @@
 namespace smddp::diag {
 
 struct PreflightSetup {
-  Profile profile;
+  Profile profile;                         // after --checks/--skip
+  std::vector<std::string> only, skip;     // --checks, --skip as given
   SystemRoot root;
   std::string nvml_library;
   Faults faults;
 };
+
+// What a rank is about to run: a hash of the profile's name and resolved
+// checks with every parameter, and of --checks/--skip. Ranks compare it
+// before any collective, so that they never wait in different checks.
+std::string setup_fingerprint(const PreflightSetup& setup);
 
 // No MPI: this node's checks; cluster checks are skipped.
 PreflightReport run_preflight_alone(const PreflightSetup& setup);
 
 struct PreflightOutcome {
   bool root = true;                   // rank 0: `report` is complete
+  bool ran = true;                    // false: ended before any check (see message)
   PreflightReport report;
   std::optional<NodeReport> my_node;  // on each node's first rank: its results
   int exit_code = 0;                  // the same on every rank
+  std::string message;                // rank 0: one line to print (the ranks disagree, a rank is missing)
   bool peers_missing = false;         // a rank did not report: MPI_Finalize could hang
 };
 // Under mpirun; every rank calls it. MPI must be initialised.

@@ -65,20 +65,57 @@ std::string DrainCommand::shell() const {
   return fmt::format("scontrol update nodename={} state=drain reason=\"{}\"", shell_quote(host), reason);
 }
 
+namespace {
+
+// Inside double quotes a shell still expands $, ` and \, and " ends the text.
+std::string drain_safe(std::string text) {
+  for (char& c : text) {
+    if (c == '"' || c == '`' || c == '$' || c == '\\') c = '\'';
+    if (c == '\n') c = ' ';
+  }
+  return text;
+}
+
+// `text` cut at the last space that leaves room for "..." within `limit`.
+std::string shorten_at_word(const std::string& text, size_t limit) {
+  if (text.size() <= limit) return text;
+  size_t cut = text.rfind(' ', limit - 3);
+  if (cut == std::string::npos || cut == 0) cut = limit - 3;
+  return text.substr(0, cut) + "...";
+}
+
+}  // namespace
+
+std::string drain_reason(const std::vector<std::string>& items, size_t limit) {
+  const std::string prefix = "smddp preflight: ";
+  std::string out = prefix;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string more = i + 1 < items.size() ? fmt::format(" (+{} more)", items.size() - i - 1) : "";
+    const std::string item = drain_safe(items[i]);
+    const std::string sep = i == 0 ? "" : "; ";
+    // Whole items only, with room kept for counting the rest; the first one
+    // is shortened at a word when it alone is too long.
+    if (out.size() + sep.size() + item.size() + more.size() <= limit) {
+      out += sep + item;
+      continue;
+    }
+    if (i == 0) {
+      out += shorten_at_word(item, limit - out.size() - more.size()) + more;
+    } else {
+      out += fmt::format(" (+{} more)", items.size() - i);
+    }
+    return out;
+  }
+  return out;
+}
+
 std::vector<DrainCommand> drain_commands(const PreflightReport& report) {
   std::vector<DrainCommand> out;
   for (const auto& n : report.nodes) {
-    auto failures = n.failures();
-    if (failures.empty()) continue;
-    std::string reason = "smddp preflight: " + failures[0]->check + ": " + failures[0]->reason;
-    if (reason.size() > 180) reason = reason.substr(0, 177) + "...";
-    if (failures.size() > 1) reason += fmt::format(" (+{} more)", failures.size() - 1);
-    // Inside double quotes a shell still expands $, ` and \, and " ends the text.
-    for (char& c : reason) {
-      if (c == '"' || c == '`' || c == '$' || c == '\\') c = '\'';
-      if (c == '\n') c = ' ';
-    }
-    out.push_back(DrainCommand{n.host, reason});
+    std::vector<std::string> items;
+    for (const CheckResult* f : n.failures()) items.push_back(f->check + ": " + f->reason);
+    if (items.empty()) continue;
+    out.push_back(DrainCommand{n.slurm_node.empty() ? n.host : n.slurm_node, drain_reason(items)});
   }
   return out;
 }

@@ -24,7 +24,15 @@ struct DrainCommand {
   std::vector<std::string> argv() const;  // scontrol update nodename=H state=drain reason=...
   std::string shell() const;              // the same, quoted for a shell
 };
+// One drain per unhealthy node, named by its Slurm node name.
 std::vector<DrainCommand> drain_commands(const PreflightReport& report);
+
+// slurmdbd keeps a node's reason in a 255-byte column (tinytext): longer
+// reasons are cut there. Ours stay within it.
+inline constexpr size_t kDrainReasonMax = 255;
+// "smddp preflight: <item>; <item> (+N more)": whole items within `limit`
+// (never cut mid-word), the rest counted; safe inside a shell's double quotes.
+std::string drain_reason(const std::vector<std::string>& items, size_t limit = kDrainReasonMax);
 // Runs the command (scontrol from PATH); returns its exit status, or -1 with
 // *error set when it could not be started.
 int run_drain(const DrainCommand& command, std::string* error);

@@ -60,6 +60,7 @@ struct Nvml::Api {
   nvmlReturn_t (*utilization)(nvmlDevice_t, Utilization*) = nullptr;
   nvmlReturn_t (*memory)(nvmlDevice_t, Memory*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
+  nvmlReturn_t (*compute_capability)(nvmlDevice_t, int*, int*) = nullptr;
 
   std::string error(nvmlReturn_t rc) const {
     const char* s = error_string ? error_string(rc) : nullptr;
@@ -139,6 +140,7 @@ std::unique_ptr<Nvml> Nvml::open(const std::string& library, std::string* why_no
   sym(api->utilization, "nvmlDeviceGetUtilizationRates");
   sym(api->memory, "nvmlDeviceGetMemoryInfo");
   sym(api->power, "nvmlDeviceGetPowerUsage");
+  sym(api->compute_capability, "nvmlDeviceGetCudaComputeCapability");
   if (!api->init || !api->count || !api->handle) {
     dlclose(handle);
     *why_not = library + ": not an NVML library (nvmlInit_v2, nvmlDeviceGetCount_v2 or "
@@ -194,6 +196,8 @@ GpuSample Nvml::sample(int index) const {
   if (call("nvmlDeviceGetPciInfo", api_->pci, &pci)) {
     g.busid = normalize_busid(pci.bus_id).value_or(pci.bus_id);
   }
+  int major = 0, minor = 0;
+  if (call("nvmlDeviceGetCudaComputeCapability", api_->compute_capability, &major, &minor)) g.sm = major * 10 + minor;
   unsigned u = 0;
   if (call("nvmlDeviceGetTemperature", api_->temperature, kTemperatureGpu, &u)) g.temperature_c = u;
   unsigned long long ull = 0;

@@ -26,6 +26,7 @@ std::vector<std::string> throttle_reason_names(uint64_t mask);
 struct GpuSample {
   int index = 0;
   std::string name, uuid, busid;  // busid canonical "0000:10:1c.0"
+  std::optional<int> sm;          // compute capability x10 (80: sm_80)
   std::optional<unsigned> temperature_c;
   std::optional<uint64_t> ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
   std::optional<unsigned> retired_pages_sbe, retired_pages_dbe;

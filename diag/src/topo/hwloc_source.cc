@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include "common/text.h"
 #include "smddp/error.h"
@@ -56,6 +57,14 @@ Device make_device(hwloc_topology_t t, hwloc_obj_t obj) {
     if (c->type == HWLOC_OBJ_OS_DEVICE && c->name) names.emplace_back(c->name);
   }
   d.name = join(names, ",");
+  // The EFA driver's OpenFabrics device (rdmap*, efa_*) marks an EFA NIC even
+  // where the PCI ids do not (a virtual function, an edited XML).
+  for (const auto& n : names) {
+    if (starts_with(n, "rdmap") || starts_with(n, "efa")) {
+      d.kind = DeviceKind::Nic;
+      d.nic_kind = "efa";
+    }
+  }
   for (hwloc_obj_t p = obj->parent; p && p->type == HWLOC_OBJ_BRIDGE; p = p->parent) {
     std::string id = "bridge" + std::to_string(p->gp_index);
     if (p->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
@@ -183,6 +192,7 @@ void merge_nvml(Topology& topo, const std::string& library) {
     match->gpu_index = g.index;
     if (!g.name.empty()) match->model = g.name;
     if (g.memory_total_bytes) match->memory_bytes = *g.memory_total_bytes;
+    if (g.sm) match->sm = *g.sm;
   }
 }
 
@@ -242,6 +252,18 @@ Topology load_hwloc_xml(const std::string& path) {
   Topology topo = from_hwloc(t.get());
   topo.source = "hwloc XML " + path;
   if (topo.pus == 0) throw UsageError("--hwloc-xml '" + path + "': the topology has no processing unit");
+  // hwloc keeps what the file says; one device or NUMA node listed twice
+  // would be counted twice, so it is refused like malformed XML.
+  std::set<std::string> busids;
+  for (const auto& d : topo.devices) {
+    if (!busids.insert(d.busid).second) throw UsageError("--hwloc-xml '" + path + "': PCI bus id " + d.busid + " is listed twice");
+  }
+  std::set<int> numa;
+  for (const auto& n : topo.numa) {
+    if (!numa.insert(n.os_index).second) {
+      throw UsageError(fmt::format("--hwloc-xml '{}': NUMA node {} is listed twice", path, n.os_index));
+    }
+  }
   return topo;
 }
 

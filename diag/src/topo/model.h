@@ -38,7 +38,9 @@ struct Device {
   std::map<std::string, int> nvlinks;  // NCCL XML: target busid -> link count
   bool nvlink_to_switch = false;       // those targets are NVSwitches
   int gpu_index = -1;                  // NVML / NCCL "dev" index when known
-  uint64_t memory_bytes = 0;           // GPU memory from NVML
+  uint64_t memory_bytes = 0;           // GPU memory from NVML; 0 unknown
+  int sm = -1;                         // GPU compute capability x10 (NCCL <gpu sm>); -1 unknown
+  int64_t speed_mbps = -1;             // NIC link speed, Mb/s (NCCL <net speed>); -1 unknown
 };
 
 struct NumaNode {
@@ -63,7 +65,8 @@ struct Topology {
   std::vector<CacheLevel> caches;
   std::vector<Device> devices;  // PCI endpoints (bridges are not listed)
   int bridges = 0;
-  std::vector<std::string> notes;  // plain statements: "no NVIDIA GPU: ..."
+  std::vector<std::string> notes;     // plain statements: "no NVIDIA GPU: ..."
+  std::vector<std::string> warnings;  // what the input left out: "3 PCI devices could not be identified ..."
 
   std::vector<const Device*> gpus() const;  // by GPU index, then bus id
   std::vector<const Device*> nics() const;  // by bus id

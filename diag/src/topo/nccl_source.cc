@@ -8,10 +8,16 @@
 //         <pci busid="0000:10:1c.0" class="0x030200"> a GPU
 //           <gpu dev="0" sm="80"><nvlink target="0000:c3:00.0" count="2" tclass="0x068000"/></gpu>
 //         </pci>
-//         <pci busid="0000:10:1b.0" class="0x020000"><nic><net name="rdmap16s27" dev="0"/></nic></pci>
+//         <pci busid="0000:10:1b.0" class="0x020000"><nic><net name="rdmap16s27" dev="0" speed="100000"/></nic></pci>
+//
+// An EFA device is named rdmap* by its kernel driver; <net speed> is in Mb/s.
+// AWS's g5.48xlarge file lists bare <pci busid> entries, without class or ids:
+// those are identified by vendor/device when given, else counted in a warning.
+// A bus id or NUMA id given twice is refused with both lines.
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
+#include <map>
 #include <set>
 
 #include "common/files.h"
@@ -36,11 +42,15 @@ class NcclReader {
     }
     topo_.source = "NCCL XML " + path_;
     int next_numa = 0;
+    std::map<int, int> numa_lines;
     for (const auto& cpu : root.children) {
       if (cpu.name != "cpu") continue;
       NumaNode node;
       node.os_index = static_cast<int>(integer(cpu, "numaid", next_numa));
       next_numa = node.os_index + 1;
+      if (auto [it, fresh] = numa_lines.emplace(node.os_index, cpu.line); !fresh) {
+        fail(cpu, fmt::format("<cpu numaid=\"{}\"> repeats the NUMA node of line {}", node.os_index, it->second));
+      }
       node.package = node.os_index;
       if (const std::string* mask = cpu.attribute("affinity")) {
         auto cpus = cpu_mask_to_list(*mask);
@@ -56,6 +66,12 @@ class NcclReader {
     topo_.packages = topo_.numa_nodes;
     topo_.notes.push_back("NCCL XML has one <cpu> per NUMA node and no core or cache details; "
                           "PCIe switches appear as single bridges, so NODE does not occur");
+    if (!unidentified_.empty()) {
+      topo_.warnings.push_back(fmt::format(
+          "{} of {} PCI devices could not be identified: no class and no vendor/device ids (line{} {}); "
+          "NCCL looks such devices up in sysfs on the instance itself",
+          unidentified_.size(), topo_.devices.size(), unidentified_.size() == 1 ? "" : "s", join(unidentified_, ", ")));
+    }
     for (auto& d : topo_.devices) {
       if (d.kind != DeviceKind::Gpu) continue;
       for (const auto& [target, n] : d.nvlinks) {
@@ -86,11 +102,14 @@ class NcclReader {
     return static_cast<uint32_t>(*v);
   }
 
-  std::string busid(const XmlElement& e) const {
+  std::string busid(const XmlElement& e) {
     const std::string* text = e.attribute("busid");
     if (!text) fail(e, "<" + e.name + "> has no busid");
     auto id = normalize_busid(*text);
     if (!id) fail(e, "busid '" + *text + "' is not a PCI bus id");
+    if (auto [it, fresh] = busid_lines_.emplace(*id, e.line); !fresh) {
+      fail(e, fmt::format("busid '{}' repeats the device of line {}", *text, it->second));
+    }
     return *id;
   }
 
@@ -101,9 +120,14 @@ class NcclReader {
       if (net.name != "net") continue;
       if (const std::string* name = net.attribute("name")) names.push_back(*name);
       integer(net, "dev", 0);
-      integer(net, "speed", 0);
+      const int64_t speed = integer(net, "speed", -1);
+      if (speed > 0 && d.speed_mbps < 0) d.speed_mbps = speed;
     }
     if (!names.empty()) d.name = join(names, ",");
+    // The EFA kernel driver names its devices rdmap<bus>s<slot>.
+    for (const auto& n : names) {
+      if (starts_with(n, "rdmap") || starts_with(n, "efa")) d.nic_kind = "efa";
+    }
   }
 
   void walk(const XmlElement& e, int numa, const std::string& host_bridge, std::vector<std::string> bridges) {
@@ -111,8 +135,8 @@ class NcclReader {
       Device d;
       d.numa = numa;
       d.host_bridge = host_bridge;
-      d.nic_kind = "network";
       read_nic(e, d);
+      if (d.nic_kind.empty()) d.nic_kind = "network";
       topo_.devices.push_back(std::move(d));
       return;
     }
@@ -143,7 +167,8 @@ class NcclReader {
       if (c.name == "gpu") {
         d.kind = DeviceKind::Gpu;
         d.gpu_index = static_cast<int>(integer(c, "dev", -1));
-        integer(c, "sm", 0);
+        const int64_t sm = integer(c, "sm", -1);
+        if (sm > 0) d.sm = static_cast<int>(sm);
         for (const auto& link : c.children) {
           if (link.name != "nvlink") continue;
           const std::string* target = link.attribute("target");
@@ -162,7 +187,17 @@ class NcclReader {
         walk(c, numa, host_bridge, bridges);
       }
     }
-    if (d.kind == DeviceKind::Nic && d.nic_kind.empty()) {
+    if (cls == 0 && d.kind == DeviceKind::Other) {
+      // No class: the vendor and device ids, when the file has them, still tell.
+      if (d.vendor == kNvidiaVendor) {
+        d.kind = DeviceKind::Gpu;
+      } else if (d.vendor == kAmazonVendor) {
+        d.nic_kind = nic_kind(d.vendor, d.device, cls);
+        if (d.nic_kind == "efa" || d.nic_kind == "ena") d.kind = DeviceKind::Nic;
+      }
+      if (d.kind == DeviceKind::Other) unidentified_.push_back(std::to_string(e.line));
+    }
+    if (d.kind == DeviceKind::Nic && (d.nic_kind.empty() || d.nic_kind == "network")) {
       d.nic_kind = d.vendor ? nic_kind(d.vendor, d.device, cls) : ((cls >> 8) == 0x0207 ? "infiniband" : "network");
     }
     topo_.devices.push_back(std::move(d));
@@ -171,6 +206,8 @@ class NcclReader {
   std::string path_;
   Topology topo_;
   std::set<std::string> switches_;
+  std::map<std::string, int> busid_lines_;  // bus id -> line
+  std::vector<std::string> unidentified_;   // lines of devices without class or ids
 };
 
 }  // namespace

@@ -36,6 +36,8 @@ class TopoCommand final : public Command {
 
   int run() override {
     if (hwloc_xml_.empty() && nccl_xml_.empty()) topo_ = discover_host(root_, Nvml::library_name(global_.nvml_library));
+    // Warnings also go to stderr, where a script sees them beside --json.
+    for (const auto& w : topo_.warnings) std::cerr << "smddp-diag topo: warning: " << w << "\n";
     if (json_) {
       std::cout << topology_json(topo_).dump(2) << "\n";
     } else {

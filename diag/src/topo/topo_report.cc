@@ -26,6 +26,19 @@ const char* kLegend =
     "Legend: X = self, NV# = NVLink (# links), PIX = at most one PCIe switch, PXB = several PCIe switches,\n"
     "        PHB = a PCIe host bridge (CPU), NODE = across host bridges in one NUMA node, SYS = across NUMA nodes\n";
 
+// Unknown values are null in JSON and "-" in text, never a made-up 0.
+nlohmann::json known(int64_t v, int64_t unknown) { return v == unknown ? nlohmann::json(nullptr) : nlohmann::json(v); }
+nlohmann::json hex_or_null(uint32_t v, int digits) { return v ? nlohmann::json(fmt::format("0x{:0{}x}", v, digits)) : nlohmann::json(nullptr); }
+std::string text_or_dash(int64_t v, int64_t unknown) { return v == unknown ? "-" : std::to_string(v); }
+std::string hex_or_dash(uint32_t v, int digits) { return v ? fmt::format("{:0{}x}", v, digits) : std::string(digits, '-'); }
+nlohmann::json speed_gbps(const Device& d) {
+  return d.speed_mbps > 0 ? nlohmann::json(static_cast<double>(d.speed_mbps) / 1000.0) : nlohmann::json(nullptr);
+}
+std::string speed_text(const Device& d) {
+  return d.speed_mbps > 0 ? format_number(static_cast<double>(d.speed_mbps) / 1000.0, d.speed_mbps % 1000 ? 1 : 0) + " Gb/s" : "speed unknown";
+}
+std::string sm_text(const Device& d) { return d.sm > 0 ? fmt::format("sm {}", d.sm) : "sm unknown"; }
+
 }  // namespace
 
 nlohmann::json topology_json(const Topology& topo) {
@@ -49,36 +62,40 @@ nlohmann::json topology_json(const Topology& topo) {
   }
   j["devices"] = json::array();
   for (const auto& d : topo.devices) {
-    j["devices"].push_back({{"busid", d.busid},
+    j["devices"].push_back({{"busid", d.busid.empty() ? json(nullptr) : json(d.busid)},
                             {"kind", kind_name(d.kind)},
-                            {"class", fmt::format("0x{:06x}", d.class_id)},
-                            {"vendor", fmt::format("0x{:04x}", d.vendor)},
-                            {"device", fmt::format("0x{:04x}", d.device)},
+                            {"class", hex_or_null(d.class_id, 6)},
+                            {"vendor", hex_or_null(d.vendor, 4)},
+                            {"device", hex_or_null(d.device, 4)},
                             {"name", d.name},
-                            {"numa", d.numa}});
+                            {"numa", known(d.numa, -1)}});
   }
   TopoMatrix m = build_matrix(topo);
   j["gpus"] = json::array();
   j["nics"] = json::array();
   for (size_t i = 0; i < m.devices.size(); ++i) {
     const Device* d = m.devices[i];
-    json e = {{"label", m.labels[i]}, {"busid", d->busid}, {"name", d->name}, {"numa", d->numa}};
+    json e = {{"label", m.labels[i]}, {"busid", d->busid.empty() ? json(nullptr) : json(d->busid)}, {"name", d->name},
+              {"numa", known(d->numa, -1)}};
     if (d->kind == DeviceKind::Gpu) {
-      e["model"] = d->model;
-      e["memory_bytes"] = d->memory_bytes;
-      e["index"] = d->gpu_index;
+      e["model"] = d->model.empty() ? json(nullptr) : json(d->model);
+      e["memory_bytes"] = known(static_cast<int64_t>(d->memory_bytes), 0);
+      e["index"] = known(d->gpu_index, -1);
+      e["sm"] = known(d->sm, -1);
       j["gpus"].push_back(e);
     } else {
       e["kind"] = d->nic_kind;
+      e["speed_gbps"] = speed_gbps(*d);
       j["nics"].push_back(e);
     }
   }
   j["matrix"] = {{"labels", m.labels}, {"rows", m.cells}};
   j["affinity"] = json::array();
   for (const auto& a : gpu_affinity(topo, m)) {
-    j["affinity"].push_back({{"gpu", a.gpu}, {"numa", a.numa}, {"cpus", a.cpus}, {"nics", a.nics}, {"relation", a.relation}});
+    j["affinity"].push_back({{"gpu", a.gpu}, {"numa", known(a.numa, -1)}, {"cpus", a.cpus}, {"nics", a.nics}, {"relation", a.relation}});
   }
   j["notes"] = topo.notes;
+  j["warnings"] = topo.warnings;
   return j;
 }
 
@@ -106,8 +123,9 @@ std::string topology_text(const Topology& topo) {
   line(fmt::format("PCI: {}, {}", plural(static_cast<int>(topo.devices.size()), "device", "devices"),
                    plural(topo.bridges, "bridge", "bridges")));
   for (const auto& d : topo.devices) {
-    line(fmt::format("  {:<13} {:<5} class 0x{:06x}  {:04x}:{:04x}  NUMA {:>2}  {}", d.busid.empty() ? "-" : d.busid,
-                     kind_name(d.kind), d.class_id, d.vendor, d.device, d.numa, d.name));
+    line(fmt::format("  {:<13} {:<5} class {:<8}  {}:{}  NUMA {:>2}  {}", d.busid.empty() ? "-" : d.busid, kind_name(d.kind),
+                     d.class_id ? fmt::format("0x{:06x}", d.class_id) : "-", hex_or_dash(d.vendor, 4), hex_or_dash(d.device, 4),
+                     text_or_dash(d.numa, -1), d.name));
   }
   TopoMatrix m = build_matrix(topo);
   auto gpus = topo.gpus();
@@ -122,10 +140,11 @@ std::string topology_text(const Topology& topo) {
   for (size_t i = 0; i < m.devices.size(); ++i) {
     const Device* d = m.devices[i];
     std::string what = d->kind == DeviceKind::Gpu
-                           ? (d->model.empty() ? "GPU" : d->model) + (d->memory_bytes ? " " + format_bytes(d->memory_bytes) : "")
-                           : d->nic_kind;
-    line(fmt::format("  {:<5} {:<13} NUMA {:>2}  {}{}", m.labels[i], d->busid.empty() ? "-" : d->busid, d->numa, what,
-                     d->name.empty() ? "" : "  " + d->name));
+                           ? (d->model.empty() ? "GPU" : d->model) + (d->memory_bytes ? " " + format_bytes(d->memory_bytes) : "") +
+                                 ", " + sm_text(*d)
+                           : d->nic_kind + ", " + speed_text(*d);
+    line(fmt::format("  {:<5} {:<13} NUMA {:>2}  {}{}", m.labels[i], d->busid.empty() ? "-" : d->busid, text_or_dash(d->numa, -1),
+                     what, d->name.empty() ? "" : "  " + d->name));
   }
   if (!m.devices.empty()) {
     line("");
@@ -156,13 +175,14 @@ std::string topology_text(const Topology& topo) {
     line("");
     line("GPU affinity:");
     for (const auto& a : affinity) {
-      line(fmt::format("  {}: NUMA {}, CPUs {}, nearest NIC {} ({})", a.gpu, a.numa, a.cpus.empty() ? "-" : a.cpus,
+      line(fmt::format("  {}: NUMA {}, CPUs {}, nearest NIC {} ({})", a.gpu, text_or_dash(a.numa, -1), a.cpus.empty() ? "-" : a.cpus,
                        join(a.nics, ", "), a.relation));
     }
   }
-  if (!topo.notes.empty()) {
+  if (!topo.notes.empty() || !topo.warnings.empty()) {
     line("");
     for (const auto& n : topo.notes) line("Note: " + n);
+    for (const auto& w : topo.warnings) line("Warning: " + w);
   }
   return out;
 }

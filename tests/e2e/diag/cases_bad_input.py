@@ -27,7 +27,7 @@ def bad_input(tmp):
         (["preflight", "--profile", write("param.yaml", "checks:\n  memlock: {minimum: 1MiB}\n")], "unknown parameter 'minimum'"),
         (["preflight", "--profile", write("type.yaml", "checks:\n  gpu_temperature: {max_celsius: hot}\n")],
          "line 2: checks.gpu_temperature.max_celsius: expected a number, got 'hot'"),
-        (["preflight", "--profile", write("int.yaml", "checks:\n  gpu_count: {expected: 8.5}\n")], "expected an integer, got '8.5'"),
+        (["preflight", "--profile", write("int.yaml", "checks:\n  gpu_count: {expected: 8.5}\n")], "expected a count or 'any', got '8.5'"),
         (["preflight", "--profile", write("bool.yaml", "checks:\n  efa_count: {expected: 4, require_active: maybe}\n")], "expected true or false"),
         (["preflight", "--profile", write("size.yaml", "checks:\n  shm_size: {min: lots}\n")], "expected a size"),
         (["preflight", "--profile", write("list.yaml", "checks:\n  gpu_throttle: {reasons: hw_slowdown}\n")], "expected a list of strings"),

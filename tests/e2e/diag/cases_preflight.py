@@ -19,9 +19,9 @@ def preflight_local(tmp):
              "--emf", emf, check_rc=0)
     equal(lines_for(p.stdout, HOST), [f"{HOST} | Healthy"], "one Healthy line")
     if not host_has_nvml():
-        check("0 GPUs, as expected (NVML not available" in p.stdout, "says plainly: no GPU", p.stdout)
+        check("0 GPUs (NVML not available" in p.stdout, "says plainly: no GPU", p.stdout)
     if not host_has_efa():
-        check("0 EFA devices, as expected" in p.stdout, "says plainly: no EFA", p.stdout)
+        check("0 EFA devices; any count is accepted" in p.stdout, "says plainly: no EFA", p.stdout)
     with open(report) as f:
         j = json.load(f)
     equal((j["healthy"], j["profile"], len(j["nodes"])), (True, "local", 1), "JSON report")

@@ -1,0 +1,80 @@
+// Unit tests of the preflight fixes of issues 15 and 16: duplicate profile
+// keys, "any" counts, the setup fingerprint and drain reasons.
+#include <gtest/gtest.h>
+
+#include "preflight/profile.h"
+#include "preflight/runner.h"
+#include "preflight/writers.h"
+#include "smddp/error.h"
+
+namespace smddp::diag {
+namespace {
+
+std::string profile_error(const std::string& text) {
+  try {
+    parse_profile(text, "p.yaml");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(FixProfile, DuplicateKeysNameBothLines) {
+  EXPECT_EQ(profile_error("checks:\n  memlock: {min: 1KiB}\n  memlock: {min: unlimited}\n"),
+            "profile 'p.yaml': line 3: duplicate key 'checks.memlock' (first on line 2, again on line 3)");
+  EXPECT_EQ(profile_error("name: a\nname: b\nchecks:\n  memlock: {min: 1KiB}\n"),
+            "profile 'p.yaml': line 2: duplicate key 'name' (first on line 1, again on line 2)");
+  EXPECT_EQ(profile_error("checks:\n  shm_size:\n    min: 1GiB\n    path: /a\n    min: 2GiB\n"),
+            "profile 'p.yaml': line 5: duplicate key 'checks.shm_size.min' (first on line 3, again on line 5)");
+}
+
+TEST(FixProfile, CountOrAny) {
+  Profile p = parse_profile("checks:\n  gpu_count: {expected: any}\n  efa_count: {expected: 4}\n", "p.yaml");
+  ASSERT_EQ(p.checks.size(), 2u);
+  EXPECT_FALSE(p.checks[0].params.count("expected"));
+  EXPECT_EQ(p.checks[1].params.count("expected"), 4);
+  EXPECT_NE(profile_error("checks:\n  gpu_count: {expected: some}\n").find("expected a count or 'any', got 'some'"), std::string::npos);
+  EXPECT_NE(profile_error("checks:\n  gpu_count: {expected: -1}\n").find("must be at least 0"), std::string::npos);
+  // The local profile judges no counts: any GPU node passes it.
+  Profile local = load_profile("local");
+  for (const auto& c : local.checks) {
+    if (c.spec->name == "gpu_count" || c.spec->name == "efa_count") {
+      EXPECT_FALSE(c.params.count("expected")) << c.spec->name;
+    }
+  }
+}
+
+TEST(FixPreflight, FingerprintCoversProfileChecksAndSkips) {
+  auto fp = [](const std::string& text, std::vector<std::string> skip) {
+    PreflightSetup s;
+    s.profile = parse_profile(text, "p.yaml");
+    s.skip = skip;
+    select_checks(s.profile, {}, skip);
+    return setup_fingerprint(s);
+  };
+  const std::string a = "name: a\nchecks:\n  memlock: {min: 1KiB}\n  disk_free: {min: 1MiB}\n";
+  EXPECT_EQ(fp(a, {}), fp(a, {}));
+  EXPECT_EQ(fp(a, {}), fp("name: a\nchecks:\n  disk_free: {min: 1MiB}\n  memlock: {min: 1KiB}\n", {}));  // same checks
+  EXPECT_NE(fp(a, {}), fp("name: a\nchecks:\n  memlock: {min: 2KiB}\n  disk_free: {min: 1MiB}\n", {}));  // a threshold
+  EXPECT_NE(fp(a, {}), fp(a, {"memlock"}));                                                             // --skip
+  EXPECT_NE(fp(a, {}), fp("name: b\nchecks:\n  memlock: {min: 1KiB}\n  disk_free: {min: 1MiB}\n", {}));  // the name
+}
+
+TEST(FixDrain, ReasonKeepsWholeItemsWithinTheLimit) {
+  EXPECT_EQ(drain_reason({"gpu_count: expected 8 GPUs, NVML found 7"}), "smddp preflight: gpu_count: expected 8 GPUs, NVML found 7");
+  EXPECT_EQ(drain_reason({"a: one", "b: two"}), "smddp preflight: a: one; b: two");
+  // 17 + 10 + " (+2 more)" = 37 fits 40; a second item would not.
+  EXPECT_EQ(drain_reason({"x: 123456", "y: 1234567890", "z: 1"}, 40), "smddp preflight: x: 123456 (+2 more)");
+  // One item longer than the limit is cut at a word.
+  std::string r = drain_reason({"gpu_temperature: GPU 2 at 95 C, GPU 3 at 96 C, GPU 4 at 97 C"}, 50);
+  EXPECT_EQ(r, "smddp preflight: gpu_temperature: GPU 2 at 95...");
+  EXPECT_LE(r.size(), 50u);
+  std::vector<std::string> many(40, "gpu_ecc: GPU 0 (0000:10:1c.0) has 3 uncorrectable ECC errors");
+  r = drain_reason(many);
+  EXPECT_LE(r.size(), kDrainReasonMax);
+  EXPECT_NE(r.find(" more)"), std::string::npos);
+  EXPECT_EQ(drain_reason({"q: \"$HOME\" `x` \\n"}), "smddp preflight: q: ''HOME' 'x' 'n");
+}
+
+}  // namespace
+}  // namespace smddp::diag
