@@ -83,10 +83,12 @@ void describe(HangReport& report) {
     report.lines.push_back("no rank on host " + report.host + " has started a call yet");
     return;
   }
-  const HangRank* ahead = nullptr;
+  const HangRank* ahead = &report.ranks.front();
   int waiting = 0;
+  // Behind: short of the front, or at it in a process that cannot go on
+  // (stopped, gone): the others wait for it either way.
   for (auto& r : report.ranks) {
-    r.behind = position(r) < front;
+    r.behind = position(r) < front || (r.process != "running" && r.process != "unknown");
     if (!r.behind) {
       ++waiting;
       ahead = &r;
@@ -100,12 +102,12 @@ void describe(HangReport& report) {
     if (r.sequence == 0) {
       line += "has not started any call";
     } else if (r.in_call) {
-      line += "is still in " + call_name(r);
+      line += (position(r) < front ? "is still in " : "is in ") + call_name(r);
     } else {
       line += "finished " + call_name(r) + " and has not started #" + std::to_string(r.sequence + 1);
     }
     if (r.process != "running") line += " (process " + r.process + ")";
-    line += "; the " + std::to_string(waiting) + (waiting == 1 ? " other " : " others ") + where;
+    if (waiting > 0) line += "; the " + std::to_string(waiting) + (waiting == 1 ? " other " : " others ") + where;
     report.lines.push_back(line);
   }
   if (report.lines.empty()) {

@@ -8,6 +8,7 @@ Usage: hang_e2e.py --bench PATH --mpirun PATH TEST
   engine    --backend smddp: the engine's deadline (-T) ends the waiting ranks
   watchdog  --backend mpi: MPI cannot time out, the watchdog ends them
   signal    SIGUSR1 to mpirun while the job hangs: the report, and the job goes on
+  sigstop   a rank stopped by the test inside its calls (not before a known call)
 """
 import argparse
 import glob
@@ -156,6 +157,46 @@ def test_signal():
         expect_report(text, None)
     expect_nothing_left(before)
     print([l for l in text.splitlines() if "hang:" in l])
+
+
+def test_sigstop():
+    """A test driver stops a rank inside its calls: the report names it, in
+    the call the others wait in, as stopped."""
+    before = segments()
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        cmd = [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "3", ARGS.bench, "allreduce",
+               "-b", "64K", "-e", "64K", "-n", "100000", "-w", "1", "-T", "4", "-J", out]
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline, pids = time.time() + 60, []
+        while time.time() < deadline and len(pids) < 3:
+            time.sleep(0.5)
+            pids = rank_processes.processes(ARGS.bench)
+        time.sleep(2)  # into the timed calls
+        victim_rank = 2  # not 0: rank 0 writes the -J document
+        victim = next(pid for pid in pids if rank_processes.launcher_rank(pid) == victim_rank)
+        os.kill(victim, signal.SIGSTOP)
+        try:
+            _, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            fail("the job did not end within 60 s")
+        if p.returncode != 3:
+            fail(f"exit {p.returncode}, want 3\n{stderr}")
+        hang = json.load(open(out))["hang"]
+        ranks = {r["rank"]: r for r in hang["ranks"]}
+        stopped = ranks[victim_rank]
+        front = max(r["sequence"] for r in hang["ranks"])
+        if hang["behind"] != [victim_rank] or stopped["process"] != "stopped":
+            fail(f"hang object: {hang}\n{stderr}")
+        verb = "is in" if stopped["in_call"] and stopped["sequence"] == front else \
+            "is still in" if stopped["in_call"] else "finished"
+        want = f"hang: rank {victim_rank} on host {HOST} {verb} allreduce #{stopped['sequence']}"
+        if want not in stderr or "(process stopped); the 2 others wait in allreduce #" not in stderr:
+            fail(f"no line '{want} ... (process stopped); the 2 others wait in' in:\n{stderr}")
+    expect_nothing_left(before)
+    print([l for l in stderr.splitlines() if "hang:" in l])
 
 
 def main():
