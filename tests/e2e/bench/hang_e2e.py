@@ -63,13 +63,14 @@ def expect_nothing_left(before):
     while time.time() < deadline and rank_processes.processes(ARGS.bench, ranks_only=False):
         time.sleep(0.2)
     left = rank_processes.processes(ARGS.bench, ranks_only=False)
+    described = [f"{pid} (state {state(pid)}, rank {rank_processes.launcher_rank(pid)})" for pid in left]
     for pid in left:  # do not leave them to the next test either
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     if left:
-        fail(f"processes left behind: {left}")
+        fail(f"processes left behind: {described}")
     if segments() - before:
         fail(f"shared-memory segments left behind: {sorted(segments() - before)}")
 
