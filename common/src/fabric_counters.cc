@@ -41,6 +41,11 @@ void read_dir(const std::string& dir, const std::string& device, int port, Fabri
 }  // namespace
 
 bool is_fabric_error_counter(std::string_view name) {
+  // Counter files are identifiers; anything else (an editor's or a writer's
+  // temporary file in a fake tree) is not a counter.
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
   // Byte and packet totals of healthy traffic (rx_bytes, send_wrs) stay out;
   // "err" also matches errors, "drop" dropped, "retrans" retransmits.
   for (std::string_view word : {"retrans", "drop", "discard", "err", "timeout", "impaired", "unresponsive",

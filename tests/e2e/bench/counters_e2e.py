@@ -6,7 +6,8 @@ Usage: counters_e2e.py --bench PATH --diag PATH --mpirun PATH TEST
   bench      every -J row carries "fabric_counters"; the moving error counter
              shows up with host, device and port, at most as much as it grew;
              counters that stay still and traffic counters never do; without
-             the writer every row's list is empty
+             the writer every row's list is empty; /metrics has
+             smddp_bench_fabric_delta_total for it
   preflight  smddp-diag preflight under mpirun: "fabric_counters" fails the
              node naming the counter that moved during the checks, passes
              when nothing moved
@@ -19,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+import urllib.request
 
 ARGS = None
 HOST = socket.gethostname()
@@ -108,6 +111,38 @@ def test_bench():
         still = bench_rows(root, os.path.join(d, "still.json"))
         if any(row["fabric_counters"] for row in still):
             fail(f"deltas without a writer: {[row['fabric_counters'] for row in still if row['fabric_counters']]}")
+        with Writer(counters):
+            metrics = scrape_after_sweep(root)
+        series = [l for l in metrics.splitlines() if l.startswith("smddp_bench_fabric_delta_total{")]
+        if not series or any('counter="retrans_pkts"' not in l or f'host="{HOST}"' not in l or
+                             f'device="{DEVICE}"' not in l or float(l.rsplit(" ", 1)[1]) <= 0 for l in series):
+            fail(f"smddp_bench_fabric_delta_total series: {series}")
+        print(f"{len(series)} smddp_bench_fabric_delta_total series, e.g. {series[0]}")
+
+
+def scrape_after_sweep(root):
+    """One rank with --prom-port and --linger: /metrics once the sweep is done."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [ARGS.bench, "allreduce", "-b", "8", "-e", "256K", "-f", "2", "-n", "50", "-w", "2",
+           "--prom-port", str(port), "--prom-bind", "127.0.0.1", "--linger", "20"]
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "SMDDP_SYSFS_ROOT": root})
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and p.poll() is None:
+            time.sleep(0.5)
+            try:
+                text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+            except OSError:
+                continue
+            if "smddp_bench_exit_code" in text:
+                return text
+        fail(f"no finished sweep on /metrics (exit {p.poll()}): {p.stderr.read() if p.poll() is not None else ''}")
+    finally:
+        p.kill()
+        p.wait()
 
 
 def preflight(root, report, d):
