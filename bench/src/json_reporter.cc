@@ -33,6 +33,7 @@ nlohmann::json row_to_json(const RowResult& r) {
                           {"p99_us", s.p99_us}, {"max_us", s.max_us}, {"mean_us", s.mean_us},
                           {"cv", s.cv}};
   }
+  if (r.fabric_counters.read) j["fabric_counters"] = fabric_counters_to_json(r.fabric_counters);
   if (r.straggler) {
     j["straggler"] = {{"rank", r.straggler->rank}, {"host", r.straggler->host},
                       {"slower_pct", r.straggler->slower_pct}};
@@ -80,6 +81,7 @@ class JsonReporter final : public Reporter {
                       {"avg_busbw_gbps", s.avg_busbw_gbps}, {"below_threshold", s.below_threshold},
                       {"exit_code", s.exit_code}};
     if (!s.error.empty()) doc_["error"] = s.error;
+    if (s.hang) doc_["hang"] = hang_to_json(*s.hang);
     doc_["complete"] = s.complete;
     flush();
   }

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <exception>
 
+#include "hang_report.h"
 #include "run.h"
 #include "supervisor.h"
 #include "smddp/config.h"
@@ -31,6 +32,7 @@ bool is_first_rank() {
 int main(int argc, char** argv) {
   using namespace smddp;
   bench::BenchOptions options;
+  bench::register_stall_check();  // before any check of the table (--list-config checks too)
   try {
     if (int rc = bench::parse_command_line(argc, argv, options); rc >= 0) return rc;
   } catch (const UsageError& e) {

@@ -29,6 +29,10 @@ telemetry::BenchRow to_metrics_row(const RowResult& r) {
   }
   m.wrong = r.wrong;
   m.iterations = r.iterations;
+  for (const auto& d : r.fabric_counters.deltas) {
+    m.fabric_counters.push_back({d.host, d.counter.key.device, std::to_string(d.counter.key.port),
+                                 d.counter.key.name, d.counter.delta});
+  }
   return m;
 }
 
@@ -37,7 +41,12 @@ class MetricsReporter final : public Reporter {
   explicit MetricsReporter(std::unique_ptr<telemetry::BenchMetrics> metrics) : metrics_(std::move(metrics)) {}
   void begin(const RunContext&) override {}
   void row(const std::vector<RowResult>& results) override {
-    for (const auto& r : results) metrics_->record(to_metrics_row(r));
+    for (const auto& r : results) {
+      telemetry::BenchRow m = to_metrics_row(r);
+      // The deltas belong to the whole row (all its backends): count them once.
+      if (&r != &results.front()) m.fabric_counters.clear();
+      metrics_->record(m);
+    }
   }
   void end(const Summary& s) override {
     if (!s.timed_out_collective.empty()) metrics_->record_timeout(s.timed_out_collective);

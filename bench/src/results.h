@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "fabric_deltas.h"
+#include "hang_report.h"
 #include "options.h"
 
 namespace smddp::bench {
@@ -39,6 +41,7 @@ struct RowResult {
   double roof_fraction = -1;  // busbw over host memory bandwidth, when measured
   std::optional<IterationStats> stats;
   std::optional<Straggler> straggler;
+  RowFabricCounters fabric_counters;  // rank 0: the row's counter deltas, every host
 };
 
 struct RunContext {
@@ -61,6 +64,7 @@ struct Summary {
   int exit_code = 0;
   std::string error;  // set when the run ended early
   std::string timed_out_collective;
+  std::optional<HangReport> hang;  // where the ranks stood when the run timed out
   bool complete = false;
 };
 

@@ -31,6 +31,7 @@
 #include "smddp/reduce.h"
 #include "smddp/version.h"
 #include "device_memory.h"
+#include "hang_report.h"
 #include "supervisor.h"
 #include "sweep.h"
 #include "system_info.h"
@@ -282,6 +283,7 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
 }
 
 int run_benchmark(const BenchOptions& o) {
+  Watchdog::catch_report_signal();
   // The rank process, before MPI or the TCP store: is there a usable device?
   try {
     check_cuda_device(o);
@@ -359,6 +361,25 @@ int run_benchmark(const BenchOptions& o) {
     int32_t my_node = comm->node();
     comm->allgather(&my_node, ctx.nodes.data(), 1, DataType::Int32);
     if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(*comm);
+    ProgressBoard::instance().attach(*comm);
+    if (rank == 0) {
+      // The watchdog ends a hung rank from its own thread (the main one is
+      // stuck in the call): the result files get the hang report first.
+      Watchdog::instance().on_timeout([&](const HangReport& hang) {
+        Summary s = summary;
+        char why[96];
+        std::snprintf(why, sizeof why, "timed out after %.0f s (watchdog)", comm->timeout());
+        s.error = why;
+        s.exit_code = kExitTimeout;
+        s.hang = hang;
+        for (auto& rep : reporters) {
+          try {
+            rep->end(s);
+          } catch (const std::exception&) {
+          }
+        }
+      });
+    }
     Watchdog::instance().start(comm->timeout(), rank, comm->host(rank));
 
     std::vector<std::unique_ptr<Backend>> backends;
@@ -425,13 +446,25 @@ int run_benchmark(const BenchOptions& o) {
     std::fflush(stderr);
     summary.error = e.what();
     summary.exit_code = exit_code;
-    if (dynamic_cast<const TimeoutError*>(&e)) summary.timed_out_collective = e.collective();
+    const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
+    if (timed_out) {
+      summary.timed_out_collective = e.collective();
+      // Our record stays "in the call": the others' reports must see us waiting.
+      Watchdog::instance().stop();
+      ProgressBoard& board = ProgressBoard::instance();
+      if (board.reports()) {
+        HangReport hang = board.read("timeout");
+        print_hang_report(hang);
+        if (rank == 0) summary.hang = std::move(hang);
+      }
+    }
     for (auto& rep : reporters) {
       try {
         rep->end(summary);
       } catch (const std::exception&) {
       }
     }
+    if (timed_out) ProgressBoard::instance().let_rank0_report();
     // Peers may be stuck in a collective: end the whole job with our code.
     abort_job(exit_code);
   } catch (const std::exception& e) {

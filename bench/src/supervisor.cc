@@ -23,7 +23,11 @@ volatile sig_atomic_t g_forwarded_signal = 0;
 
 void forward(int sig) {
   g_forwarded_signal = sig;
-  if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+  if (g_child <= 0) return;
+  kill(static_cast<pid_t>(g_child), sig);
+  // A stopped rank (SIGSTOP, a hang being inspected) acts on an ending signal
+  // only once continued; without this it would outlive the job's teardown.
+  if (sig != SIGUSR1 && sig != SIGUSR2) kill(static_cast<pid_t>(g_child), SIGCONT);
 }
 
 bool disabled() { return !config::flag("SMDDP_SUPERVISE"); }

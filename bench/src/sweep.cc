@@ -6,6 +6,7 @@
 #include "barrier_check.h"
 #include "collective_spec.h"
 #include "data.h"
+#include "fabric_deltas.h"
 #include "smddp/traits.h"
 #include "watchdog.h"
 
@@ -60,14 +61,20 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
     warm.memory = o_.mem;
     const std::vector<size_t> none(static_cast<size_t>(ctx_.nranks), 0);  // alltoallv: empty parts
     warm.send_counts = warm.recv_counts = none.data();
-    for (int i = 0; i < kStartupCalls; ++i) backend->run(warm);
+    for (int i = 0; i < kStartupCalls; ++i) {
+      Watchdog::instance().arm(first, backend->name());
+      backend->run(warm);
+      Watchdog::instance().disarm();
+    }
     backend->sync();
     backend->barrier();
   }
   std::vector<Placement> placements;
   if (o_.placement != Placement::InPlace) placements.push_back(Placement::OutOfPlace);
   if (o_.placement != Placement::OutOfPlace) placements.push_back(Placement::InPlace);
+  RowCounters counters(comm_, ctx_.hosts);
   for (size_t i = 0; i < plan.rows.size(); ++i) {
+    counters.before();
     std::vector<Measurement> ms;
     for (auto& backend : backends_) {
       for (Placement p : placements) ms.push_back(start(*backend, plan, plan.rows[i], p == Placement::InPlace));
@@ -84,6 +91,8 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
       results.push_back(finish(m));
       results.back().row = i;
     }
+    const auto deltas = counters.after();  // collective: every rank, every row
+    for (auto& r : results) r.fabric_counters = deltas;
     // Ratio: the first backend's bandwidth over each one's (time for barrier).
     for (auto& r : results) {
       for (const auto& f : results) {
@@ -147,7 +156,7 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const S
   // Checking runs on fresh inputs before any timed iteration. A barrier
   // has no data: its check is that nobody leaves before all arrived.
   for (int c = 0; c < o_.check && row.collective == Collective::Barrier; ++c) {
-    watchdog.arm(row.collective, backend.name());
+    watchdog.arm(row.collective, backend.name(), r.bytes);
     m.wrong += check_barrier(comm_, ctx_.hosts, o_.seed + static_cast<uint64_t>(c), kBarrierCheckRounds, [&] {
       backend.run(m.args);
       backend.sync();
@@ -157,7 +166,7 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const S
   for (int c = 0; c < o_.check && row.collective != Collective::Barrier; ++c) {
     buffers_->fill_send(spec, rank_, sendp, rc.send);
     if (!in_place) buffers_->poison(recvp, rc.recv * es);
-    watchdog.arm(row.collective, backend.name());
+    watchdog.arm(row.collective, backend.name(), r.bytes);
     backend.run(m.args);
     backend.sync();
     watchdog.disarm();
@@ -172,14 +181,14 @@ void Sweep::time_slice(Measurement& m, int warmup, int iters) {
   Backend& backend = *m.backend;
   Watchdog& watchdog = Watchdog::instance();
   for (int w = 0; w < warmup; ++w) {
-    watchdog.arm(m.args.collective, backend.name());
+    watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
     backend.run(m.args);
     watchdog.disarm();
   }
   backend.sync();
   backend.barrier();
   for (int it = 0; it < iters; ++it) {
-    watchdog.arm(m.args.collective, backend.name());
+    watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
     m.times.push_back(buffers_->time_us(backend, m.args));
     watchdog.disarm();
   }

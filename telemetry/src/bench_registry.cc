@@ -49,6 +49,9 @@ BenchRegistry::BenchRegistry(const RunInfo& run, const std::string& host)
                                            "Result rows recorded")),
       timeouts_(family<prometheus::Counter>(*registry_, "smddp_bench_timeouts_total",
                                             "Collective calls that passed their deadline")),
+      fabric_counters_(family<prometheus::Counter>(
+          *registry_, "smddp_bench_fabric_delta_total",
+          "How much an RDMA error counter (retransmits, drops, link downs) grew during the rows of a collective")),
       last_update_(family<prometheus::Gauge>(*registry_, "smddp_bench_last_update_timestamp_seconds",
                                              "Unix time of the last recorded result")),
       exit_code_(family<prometheus::Gauge>(*registry_, "smddp_bench_exit_code",
@@ -90,6 +93,12 @@ void BenchRegistry::record(const BenchRow& row) {
   iterations_.Add(labels).Increment(static_cast<double>(row.iterations));
   results_.Add({{"collective", bounded(row.collective)}, {"backend", bounded(row.backend)}}).Increment();
   timeouts_.Add({{"collective", bounded(row.collective)}});  // present at 0 from the first result on
+  for (const auto& c : row.fabric_counters) {
+    fabric_counters_
+        .Add({{"collective", bounded(row.collective)}, {"size", std::to_string(row.bytes)}, {"host", bounded(c.host)},
+              {"device", bounded(c.device)}, {"port", bounded(c.port)}, {"counter", bounded(c.counter)}})
+        .Increment(static_cast<double>(c.delta));
+  }
   touch();
 }
 

@@ -55,6 +55,7 @@ class BenchRegistry final : public prometheus::Collectable {
   prometheus::Family<prometheus::Counter>& iterations_;
   prometheus::Family<prometheus::Counter>& results_;
   prometheus::Family<prometheus::Counter>& timeouts_;
+  prometheus::Family<prometheus::Counter>& fabric_counters_;
   prometheus::Family<prometheus::Gauge>& last_update_;
   prometheus::Family<prometheus::Gauge>& exit_code_;
   LatencySummaries latency_{"smddp_bench_latency_seconds",

@@ -89,10 +89,14 @@ constexpr Setting kTable[] = {
     {"SMDDP_SUPERVISE", Type::Boolean, "1", 0, 0, 1, {}, kBench,
      "A supervising process per rank reports the rank killed by a signal (exit 3); 0 runs the "
      "rank alone"},
+    {"SMDDP_TEST_STALL_AT", Type::Text, "", 0, 0, 1, {}, kBench,
+     "For tests: RANK:CALL stops that rank (SIGSTOP) before its call number CALL, to exercise the "
+     "hang report"},
     {"SMDDP_NVML_LIBRARY", Type::Library, "libnvidia-ml.so.1", 0, 0, 1, {}, kBench | kDiag,
      "NVML library to load (smddp-diag --nvml-library overrides)"},
-    {"SMDDP_SYSFS_ROOT", Type::Directory, "/", 0, 0, 1, {}, kDiag,
-     "Read /sys and /proc under this directory, for tests (smddp-diag --sysfs-root overrides)"},
+    {"SMDDP_SYSFS_ROOT", Type::Directory, "/", 0, 0, 1, {}, kBench | kDiag,
+     "Read /sys and /proc under this directory, for tests (smddp-diag --sysfs-root overrides; "
+     "smddp-bench reads the fabric counters there)"},
     {"SMDDP_PROFILE_DIR", Type::Directory, "", 0, 0, 1, {}, kDiag,
      "Directory searched first for preflight profiles"},
     {"SMDDP_DIAG_FAULT", Type::Text, "", 0, 0, 1, {}, kDiag,

@@ -10,6 +10,7 @@
 #include "common/mpi_util.h"
 #include "common/slurm.h"
 #include "common/text.h"
+#include "preflight/counter_check.h"
 #include "smddp/communicator.h"
 #include "smddp/config.h"
 #include "smddp/version.h"
@@ -191,7 +192,11 @@ PreflightReport run_preflight_alone(const PreflightSetup& s) {
       cluster[std::string(c.spec->name)] = CheckResult::skip(std::string(c.spec->name), "single process: run under mpirun to check across ranks");
     }
   }
-  node.checks = merge(s.profile, run_node_checks(s), cluster);
+  const CounterWatch counters(s.root);
+  std::vector<CheckResult> local = run_node_checks(s);
+  if (auto moved = counters.result()) local.push_back(std::move(*moved));
+  node.checks = merge(s.profile, local, cluster);
+  add_counter_result(node.checks, local);
   report.nodes.push_back(std::move(node));
   return report;
 }
@@ -252,6 +257,8 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
 
   // Node checks, once per node.
   std::vector<CheckResult> node_results;
+  std::optional<CounterWatch> counters;
+  if (ctx.leader()) counters.emplace(s.root);
   if (ctx.leader()) node_results = run_node_checks(s);
 
   // Cluster checks, all ranks in step. A failed reachability check means some
@@ -283,6 +290,9 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
     }
   }
 
+  if (counters) {
+    if (auto moved = counters->result()) node_results.push_back(std::move(*moved));
+  }
   // Rank 0 gathers every node's results.
   nlohmann::json mine = nlohmann::json::array();
   for (const auto& r : node_results) mine.push_back(to_json(r));
@@ -315,6 +325,7 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
       std::map<std::string, CheckResult> node_cluster;
       for (const auto& [name, results] : cluster) node_cluster[name] = results.at(static_cast<size_t>(n));
       node.checks = merge(s.profile, local, node_cluster);
+      add_counter_result(node.checks, local);
       outcome.report.nodes.push_back(std::move(node));
     }
     for (int r = 0; r < ctx.size; ++r) {

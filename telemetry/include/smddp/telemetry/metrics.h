@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -55,6 +56,12 @@ struct BenchRow {
   double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;  // GB/s = 1e9 bytes/s as nccl-tests
   double min_us = 0, p50_us = 0, p95_us = 0, p99_us = 0, max_us = 0;  // all 0: no per-iteration stats
   uint64_t wrong = 0, iterations = 0;
+  // RDMA error counters that moved during the row (smddp/tools/fabric_counters.h).
+  struct FabricCounter {
+    std::string host, device, port, counter;
+    uint64_t delta = 0;
+  };
+  std::vector<FabricCounter> fabric_counters;
 };
 
 class BenchMetrics {

@@ -1,0 +1,80 @@
+// Where a hung job stands. Every rank publishes its progress (the number,
+// collective and size of its current call) into a small record of a private
+// shared-memory segment of its host, with relaxed atomic stores: a rank
+// stopped or stuck inside a collective still shows what it last published.
+// On a timeout (the engine's deadline, the watchdog) or on SIGUSR1, the first
+// rank of each host reads its host's records and names who is behind:
+//   rank 5 on host X finished allreduce #1233 and has not started #1234
+//   (process stopped); the 7 others wait in allreduce #1234
+// Rank 0's report also goes into the -J document ("hang"). Ranks on other
+// hosts are named by their own host's first rank (docs/diag.md, "Hang location").
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "smddp/communicator.h"
+
+namespace smddp::bench {
+
+struct HangRank {
+  int rank = 0;
+  std::string host;
+  uint64_t sequence = 0;  // calls started, from 1 (0: none yet)
+  bool in_call = false;   // inside call #sequence; false: finished it
+  std::string collective;
+  size_t bytes = 0;
+  std::string process;  // "running", "stopped", "gone", ... (from /proc)
+  bool behind = false;
+};
+
+struct HangReport {
+  std::string trigger;  // "timeout", "signal"
+  std::string host;     // whose records these are
+  std::vector<HangRank> ranks;
+  std::vector<std::string> lines;  // what rank 0 (or the host's first rank) prints
+};
+
+class ProgressBoard {
+ public:
+  static ProgressBoard& instance();
+  // Collective over `comm`: maps this host's segment (created by the host's
+  // first rank, unlinked as soon as every rank of the host has mapped it, so
+  // nothing outlives the job). On failure the board stays off.
+  void attach(Communicator& comm);
+  // Called on every call: starts call #n+1 of `collective` (the test hook
+  // SMDDP_TEST_STALL_AT=RANK:N stops RANK before call #N), then ends it.
+  void enter(Collective collective, size_t bytes);
+  void leave();
+  // The first rank of this host (rank 0 for its host) reports.
+  bool reports() const { return attached_ && reporter_; }
+  int rank() const { return rank_; }
+  HangReport read(const std::string& trigger) const;
+  // Ranks other than 0, about to end on a timeout: a moment for rank 0,
+  // which times out at about the same time, to read and write its report
+  // before the launcher tears the job down.
+  void let_rank0_report() const;
+
+ private:
+  struct Record;
+  Record* records_ = nullptr;  // by world rank
+  size_t bytes_ = 0;
+  bool attached_ = false, reporter_ = false;
+  int rank_ = 0;
+  std::vector<std::string> hosts_;
+  uint64_t sequence_ = 0;
+  long long stall_rank_ = -1;
+  uint64_t stall_at_ = 0;
+};
+
+// Prints the report's lines on stderr ("smddp-bench: hang: ...").
+void print_hang_report(const HangReport& report);
+nlohmann::json hang_to_json(const HangReport& report);
+// SMDDP_TEST_STALL_AT's check (RANK:CALL), registered before the table is checked.
+void register_stall_check();
+
+}  // namespace smddp::bench
