@@ -262,6 +262,29 @@ def test_supervisor():
     print("killed rank -> 3 and named; SIGTERM/SIGINT forwarded; rank dies with its supervisor; SMDDP_SUPERVISE=0 ok")
 
 
+def wait_for_header(p, seconds):
+    """Reads p's stdout (raw, so nothing waits in a Python buffer) until the
+    table's column header is out, or fails."""
+    import select
+    fd, seen = p.stdout.fileno(), b""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            if p.poll() is not None:
+                fail(f"exited {p.returncode} before its table header")
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            fail(f"stdout closed before the table header (exit {p.wait()})")
+        seen += chunk
+        if b"(B)" in seen:
+            time.sleep(0.5)  # into the first row's timed calls
+            return
+    p.kill()
+    fail(f"no table header within {seconds} s")
+
+
 def test_timeout():
     """A stopped rank: the others time out after -T, exit 3, naming collective and peer."""
     with tempfile.TemporaryDirectory() as d:
@@ -269,7 +292,9 @@ def test_timeout():
         p = subprocess.Popen(mpirun(3, "allreduce", "-b", "64K", "-e", "64K", "-n", "100000", "-w", "1",
                                     "-T", "3", "-J", out),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(3)
+        # Stop a rank only once the ranks are past MPI_Init (which has no
+        # deadline): when the first row is on the way, i.e. the header is out.
+        wait_for_header(p, 120)
         pids = sorted(bench_processes())
         if len(pids) < 3:
             p.kill()
