@@ -200,7 +200,7 @@ std::string attack(int port) {
 TEST(SocketTransportAuth, StrangersAreDroppedAndTheRunCompletes) {
   Exchange x;
   Ranks run;
-  start(run, x, {kSecret, kSecret, kSecret}, 60);
+  start(run, x, {kSecret, kSecret, kSecret}, 30);
   const auto ports = x.ports();
   net::Fd silent = connect_to(ports[0]);  // says nothing, holds on: must not stall anyone
   const std::string failures0 = attack(ports[0]), failures1 = attack(ports[1]);
