@@ -202,8 +202,11 @@ TEST(SocketTransportAuth, StrangersAreDroppedAndTheRunCompletes) {
   Ranks run;
   start(run, x, {kSecret, kSecret, kSecret}, 30);
   const auto ports = x.ports();
-  net::Fd silent = connect_to(ports[0]);  // says nothing, holds on: must not stall anyone
+  // Silent strangers hold on while the others come: they must stall no one,
+  // and are dropped once their time for a hello (5 s) is up.
+  net::Fd silent0 = connect_to(ports[0]), silent1 = connect_to(ports[1]);
   const std::string failures0 = attack(ports[0]), failures1 = attack(ports[1]);
+  EXPECT_TRUE(closed_by_listener(silent1.get()));
   x.release();
   run.join();
   EXPECT_EQ(failures0, "");
