@@ -84,12 +84,12 @@ struct Handshake {
   net::Fd fd;
   std::string from;  // "address:port", for messages
   Clock::time_point deadline;
-  std::string got;     // bytes of the current message so far
-  size_t want = 0;     // bytes of the current message
+  std::string got;       // bytes of the current message so far
+  size_t want = 0;       // bytes of the current message
   bool proving = false;  // the challenge is sent; `got` is the connector's proof
   AuthHello hello{};
-  std::string nonce;   // ours, with a secret
-  bool done = false;   // taken as a rank's connection, or dropped
+  std::string nonce;  // ours, with a secret
+  bool done = false;  // taken as a rank's connection, or dropped
 };
 
 // What each rank publishes at setup.
