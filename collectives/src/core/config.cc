@@ -76,8 +76,8 @@ constexpr Setting kTable[] = {
     {"SMDDP_BOOTSTRAP_TIMEOUT", Type::Seconds, "60", 0, 0, 1, {}, kEngine,
      "Seconds torchrun-style ranks wait for each other at the TCP store"},
     {"SMDDP_STORE_SECRET", Type::Secret, "", 0, 0, 1, {}, kEngine,
-     "Shared secret every rank proves to the TCP store (HMAC challenge-response); default: none, "
-     "the store is open to anyone who reaches it (docs/deploy.md)"},
+     "Shared secret every rank proves to the TCP store and to its socket-transport peers (HMAC "
+     "challenge-response); default: none, both are open to anyone who reaches them (docs/deploy.md)"},
     {"SMDDP_STORE_SECRET_FILE", Type::SecretFile, "", 0, 0, 1, {}, kEngine,
      "File holding SMDDP_STORE_SECRET (one trailing newline is dropped); instead of the variable"},
     {"SMDDP_STORE_BIND_ADDR", Type::Name, "", 0, 0, 1, {}, kEngine,

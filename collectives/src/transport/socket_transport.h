@@ -7,6 +7,14 @@
 // the kernel takes, so messages between a pair arrive in posting order. A
 // broken connection (EOF, ECONNRESET) makes check_peer() throw
 // PeerLostError naming the peer's rank and host.
+//
+// The listener binds only `listen_address` (never every interface) and
+// reads the hellos of all connections side by side, each within a few
+// seconds and at its fixed size; a connection that is not a higher rank of
+// this job is dropped with one line and the wait goes on. With a secret
+// (the TCP store's) each hello is a mutual HMAC challenge-response, so a
+// stranger that reaches the port cannot pose as a rank; a rank whose
+// secret differs gets a TransportError naming SMDDP_STORE_SECRET.
 #pragma once
 
 #include <memory>
@@ -22,6 +30,8 @@ struct SocketTransportConfig {
   std::string listen_address;
   // Limit on setting up all connections.
   double setup_timeout_seconds = 60;
+  // SMDDP_STORE_SECRET, shared by every rank; empty: hellos prove nothing.
+  std::string secret;
 };
 
 // Collective over the bootstrap: every rank calls it at the same point.

@@ -99,7 +99,8 @@ class TcpBootstrap final : public Bootstrap {
 
   std::unique_ptr<Transport> make_network_transport() override {
     const std::string forced = config::text("SMDDP_SOCKET_ADDRESS");
-    return make_socket_transport(*this, {forced.empty() ? store_.local_address() : forced, env_.timeout_seconds});
+    return make_socket_transport(
+        *this, {forced.empty() ? store_.local_address() : forced, env_.timeout_seconds, env_.store_secret});
   }
 
  private:

@@ -1,0 +1,248 @@
+// The socket transport's hello on loopback, 3 ranks as threads over an
+// in-process bootstrap: while ranks 0 and 1 wait for rank 2, strangers
+// reach their listeners with garbage, a hello without a proof, a wrong
+// proof for rank 2's slot, and silence; each is dropped, and once rank 2
+// comes every pair exchanges correct data. Ranks with different secrets
+// fail with one line naming SMDDP_STORE_SECRET.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "smddp/error.h"
+#include "transport/bootstrap.h"
+#include "transport/socket_io.h"
+#include "transport/socket_transport.h"
+#include "transport/transport.h"
+
+namespace smddp {
+namespace {
+
+constexpr int kRanks = 3;
+const std::string kSecret = "correct horse battery staple";
+
+// The first allgather's records (socket_transport.cc's PeerRecord): the
+// listener's port follows two 64-byte strings.
+int port_of(const std::string& record) {
+  int32_t port = 0;
+  std::memcpy(&port, record.data() + 128, sizeof port);
+  return port;
+}
+
+// What the ranks share: one allgather at a time. The last rank's first
+// allgather waits for `release()`, so the others wait in accept meanwhile.
+class Exchange {
+ public:
+  void allgather(int rank, const void* in, void* out, size_t bytes) {
+    std::unique_lock lock(mu_);
+    const int round = round_;
+    parts_[static_cast<size_t>(rank)].assign(static_cast<const char*>(in), bytes);
+    if (++arrived_ == kRanks) {
+      all_ = parts_;
+      if (records_.empty()) records_ = all_;
+      arrived_ = 0;
+      ++round_;
+      cv_.notify_all();
+    }
+    cv_.wait(lock, [&] { return round_ != round; });
+    for (int r = 0; r < kRanks; ++r) std::memcpy(static_cast<char*>(out) + r * bytes, all_[r].data(), bytes);
+    if (rank == kRanks - 1) cv_.wait(lock, [&] { return released_; });
+  }
+  // The listeners' ports, once every rank has published its record.
+  std::vector<int> ports() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !records_.empty(); });
+    std::vector<int> out;
+    for (const auto& r : records_) out.push_back(port_of(r));
+    return out;
+  }
+  void release() {
+    std::lock_guard lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> parts_ = std::vector<std::string>(kRanks), all_, records_;
+  int arrived_ = 0, round_ = 0;
+  bool released_ = false;
+};
+
+class ThreadBootstrap final : public Bootstrap {
+ public:
+  ThreadBootstrap(Exchange& x, int rank) : x_(x), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return kRanks; }
+  void allgather(const void* in, void* out, size_t bytes) override { x_.allgather(rank_, in, out, bytes); }
+  void barrier() override {}
+  int shared_memory_key() override { return rank_; }
+  std::unique_ptr<Transport> make_network_transport() override { return nullptr; }
+
+ private:
+  Exchange& x_;
+  int rank_;
+};
+
+// Every rank sends each other rank 1000 ints of (sender * 1000 + receiver)
+// and checks what it receives; "" when all is right, else why not.
+std::string exchange_data(Transport& t, int me) {
+  std::vector<std::vector<int>> out(kRanks, std::vector<int>(1000, me * 1000)), in(kRanks, std::vector<int>(1000));
+  std::vector<Request> reqs;
+  reqs.reserve(2 * kRanks);
+  for (int p = 0; p < kRanks; ++p) {
+    if (p == me) continue;
+    for (int& v : out[p]) v += p;
+    reqs.push_back({Request::Kind::Send, p, 7, out[p].data(), out[p].size() * sizeof(int)});
+    reqs.push_back({Request::Kind::Recv, p, 7, in[p].data(), in[p].size() * sizeof(int)});
+  }
+  for (auto& r : reqs) t.post(r);
+  const auto deadline = net::deadline_in(30);
+  for (;;) {
+    t.progress();
+    bool all = true;
+    for (auto& r : reqs) all = all && r.done;
+    if (all) break;
+    if (net::Clock::now() > deadline) return "rank " + std::to_string(me) + ": exchange did not finish";
+  }
+  for (int p = 0; p < kRanks; ++p) {
+    if (p == me) continue;
+    for (int v : in[p]) {
+      if (v != p * 1000 + me) return "rank " + std::to_string(me) + ": wrong data from rank " + std::to_string(p);
+    }
+  }
+  return "";
+}
+
+struct Ranks {
+  std::vector<std::string> errors = std::vector<std::string>(kRanks);  // what() of each rank, or its data check
+  std::vector<std::thread> threads;
+  void join() {
+    for (auto& t : threads) t.join();
+  }
+};
+
+void start(Ranks& run, Exchange& x, const std::vector<std::string>& secrets, double timeout) {
+  for (int r = 0; r < kRanks; ++r) {
+    run.threads.emplace_back([&run, &x, secret = secrets[static_cast<size_t>(r)], r, timeout] {
+      try {
+        ThreadBootstrap b(x, r);
+        auto t = make_socket_transport(b, {"127.0.0.1", timeout, secret});
+        run.errors[static_cast<size_t>(r)] = exchange_data(*t, r);
+      } catch (const std::exception& e) {
+        run.errors[static_cast<size_t>(r)] = e.what();
+      }
+    });
+  }
+}
+
+net::Fd connect_to(int port) {
+  int err = 0;
+  auto eps = net::resolve("127.0.0.1", port, nullptr);
+  return eps.empty() ? net::Fd() : net::connect_once(eps[0], 5000, &err);
+}
+
+// True when the listener closes the connection within 10 s.
+bool closed_by_listener(int fd) {
+  char buf[256];
+  const auto deadline = net::deadline_in(10);
+  for (;;) {
+    int err = 0;
+    const auto io = net::recv_all(fd, buf, 1, deadline, &err);
+    if (io == net::Io::Closed || io == net::Io::Error) return true;
+    if (io == net::Io::Timeout) return false;
+  }
+}
+
+void send_bytes(int fd, const std::string& bytes) {
+  int err = 0;
+  net::send_all(fd, bytes.data(), bytes.size(), net::deadline_in(5), &err);
+}
+
+std::string le32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+
+// Every stranger against one listener; returns which were not dropped.
+std::string attack(int port) {
+  std::string failures;
+  {  // garbage
+    net::Fd s = connect_to(port);
+    send_bytes(s.get(), std::string(64, '\x5a'));
+    if (!closed_by_listener(s.get())) failures += " garbage";
+  }
+  {  // a hello without a proof, posing as rank 2
+    net::Fd s = connect_to(port);
+    send_bytes(s.get(), le32(0x4b434f53) + le32(2) + le32(kRanks));
+    if (!closed_by_listener(s.get())) failures += " plain-hello";
+  }
+  {  // an authenticated hello for rank 2's slot, then a wrong proof
+    net::Fd s = connect_to(port);
+    send_bytes(s.get(), le32(0x41434f53) + le32(2) + le32(kRanks) + std::string(32, 'n'));
+    char challenge[64];
+    int err = 0;
+    if (net::recv_all(s.get(), challenge, sizeof challenge, net::deadline_in(10), &err) != net::Io::Ok) {
+      failures += " no-challenge";
+    }
+    send_bytes(s.get(), std::string(32, 'p'));
+    if (!closed_by_listener(s.get())) failures += " wrong-proof";
+  }
+  return failures;
+}
+
+TEST(SocketTransportAuth, StrangersAreDroppedAndTheRunCompletes) {
+  Exchange x;
+  Ranks run;
+  start(run, x, {kSecret, kSecret, kSecret}, 30);
+  const auto ports = x.ports();
+  // Silent strangers hold on while the others come: they must stall no one,
+  // and are dropped once their time for a hello (5 s) is up.
+  net::Fd silent0 = connect_to(ports[0]), silent1 = connect_to(ports[1]);
+  const std::string failures0 = attack(ports[0]), failures1 = attack(ports[1]);
+  EXPECT_TRUE(closed_by_listener(silent1.get()));
+  x.release();
+  run.join();
+  EXPECT_EQ(failures0, "");
+  EXPECT_EQ(failures1, "");
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(run.errors[static_cast<size_t>(r)], "") << "rank " << r;
+}
+
+TEST(SocketTransportAuth, WithoutASecretTheHelloIsAsBefore) {
+  Exchange x;
+  Ranks run;
+  start(run, x, {"", "", ""}, 60);
+  const auto ports = x.ports();
+  net::Fd s = connect_to(ports[0]);
+  send_bytes(s.get(), std::string(64, '\x5a'));
+  EXPECT_TRUE(closed_by_listener(s.get()));
+  x.release();
+  run.join();
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(run.errors[static_cast<size_t>(r)], "") << "rank " << r;
+}
+
+TEST(SocketTransportAuth, DifferentSecretsFailInOneLineNamingTheSecret) {
+  Exchange x;
+  x.release();
+  Ranks run;
+  start(run, x, {kSecret, kSecret, "another secret, of rank 2"}, 3);
+  run.join();
+  // Rank 2 doubts rank 0's proof and stops; ranks 0 and 1 time out saying why.
+  EXPECT_NE(run.errors[2].find("wrong proof of SMDDP_STORE_SECRET from rank 0"), std::string::npos) << run.errors[2];
+  for (int r = 0; r < 2; ++r) {
+    const std::string& e = run.errors[static_cast<size_t>(r)];
+    EXPECT_NE(e.find("for ranks 2 to connect"), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  EXPECT_NE(run.errors[0].find("failed the SMDDP_STORE_SECRET handshake"), std::string::npos) << run.errors[0];
+  EXPECT_EQ(run.errors[2].find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace smddp
