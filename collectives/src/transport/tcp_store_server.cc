@@ -11,8 +11,10 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <map>
@@ -124,6 +126,48 @@ class Server::State {
         }
       }
     }
+  }
+
+  // replay_for_fuzzing (tcp_store_server.h): each connection is a socketpair
+  // whose other end plays the client; read_from() runs as in run().
+  std::string replay(const std::vector<std::pair<int, std::string>>& chunks) {
+    std::map<int, std::pair<uint64_t, net::Fd>> peers;  // connection -> client id, client end
+    std::string sent;
+    auto drain = [&sent](int fd) {
+      char buf[65536];
+      for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0;) sent.append(buf, static_cast<size_t>(n));
+    };
+    for (const auto& [conn, bytes] : chunks) {
+      if (!peers.count(conn)) {
+        int sv[2];
+        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return sent;
+        Client c;
+        c.id = next_id_++;
+        c.fd = net::Fd(sv[0]);
+        peers.emplace(conn, std::make_pair(c.id, net::Fd(sv[1])));
+        clients_.emplace(c.id, std::move(c));
+      }
+      auto& [id, peer] = peers.at(conn);
+      auto it = clients_.find(id);
+      if (it == clients_.end()) continue;  // dropped earlier
+      for (size_t done = 0; done < bytes.size() && !it->second.dead;) {
+        const ssize_t n = ::send(peer.get(), bytes.data() + done, std::min<size_t>(bytes.size() - done, 16384),
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n <= 0) break;
+        done += static_cast<size_t>(n);
+        read_from(it->second);
+        drain(peer.get());
+      }
+      expire_waits(Clock::now());
+      if (it->second.dead) {
+        departed(it->second);
+        clients_.erase(it);
+      }
+    }
+    expire_waits(Clock::time_point::max());
+    for (auto& [conn, client] : peers) drain(client.second.get());
+    for (auto it = clients_.begin(); it != clients_.end(); it = clients_.erase(it)) departed(it->second);
+    return sent;
   }
 
  private:
@@ -369,6 +413,10 @@ class Server::State {
   std::set<int> told_;               // ranks that got fatal_
   std::map<int, std::string> left_;  // ranks that left, and how to say so
 };
+
+std::string replay_for_fuzzing(int world_size, const std::vector<std::pair<int, std::string>>& chunks) {
+  return Server::State(world_size, 0).replay(chunks);
+}
 
 Server::Server(const net::Endpoint& endpoint, const std::string& where, int world_size, double linger_seconds)
     : state_(std::make_unique<State>(world_size, linger_seconds)) {

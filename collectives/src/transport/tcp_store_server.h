@@ -8,7 +8,10 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "transport/socket_io.h"
 
@@ -38,5 +41,11 @@ class Server {
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
+
+// fuzz/tcp_store_server.cc's way into the request handling, without a thread
+// or a listener: a server of `world_size` ranks receives each chunk's bytes
+// on connection chunk.first (opened when first named, all closed at the end)
+// as recv() would deliver them. Returns every byte it sent back.
+std::string replay_for_fuzzing(int world_size, const std::vector<std::pair<int, std::string>>& chunks);
 
 }  // namespace smddp::store
