@@ -114,7 +114,7 @@ void TcpStore::join(Clock::time_point deadline) {
   r = request(Op::Get, get, deadline);
   if (r.status == Status::Timeout) {
     store::Reader in(r.payload);
-    std::vector<std::string> missing(in.u32());
+    std::vector<std::string> missing(in.count());
     for (auto& k : missing) k = in.str();
     throw TimeoutError("TCP store: only " + std::to_string(config_.world_size - static_cast<int>(missing.size())) +
                        " of WORLD_SIZE=" + std::to_string(config_.world_size) + " ranks joined at " + where() +
@@ -139,7 +139,7 @@ std::vector<std::string> TcpStore::get(const std::vector<std::string>& keys) {
   Reply r = request(Op::Get, w, deadline);
   if (r.status != Status::Ok) fail(r, "waiting for " + (keys.empty() ? std::string("nothing") : keys.front()));
   store::Reader in(r.payload);
-  std::vector<std::string> values(in.u32());
+  std::vector<std::string> values(in.count());
   for (auto& v : values) v = in.str();
   return values;
 }
