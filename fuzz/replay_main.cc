@@ -18,10 +18,9 @@ extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** arg
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
-  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   std::vector<fs::path> inputs;
   for (int i = 1; i < argc; ++i) {
-    const fs::path arg = argv[i];
+    const fs::path arg = fs::absolute(argv[i]);  // a target's initialisation may change directory
     if (fs::is_directory(arg)) {
       for (const auto& e : fs::directory_iterator(arg)) {
         if (e.is_regular_file()) inputs.push_back(e.path());
@@ -31,6 +30,7 @@ int main(int argc, char** argv) {
     }
   }
   std::sort(inputs.begin(), inputs.end());
+  if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   for (const auto& p : inputs) {
     std::ifstream in(p, std::ios::binary);
     if (!in) {

@@ -167,8 +167,14 @@ TcpStore::Reply TcpStore::request(Op op, const store::Writer& payload, Clock::ti
                            "(another service on MASTER_PORT?)");
     }
     reply.status = static_cast<Status>(head.code);
-    reply.payload.resize(head.length);
-    io = net::recv_all(fd_.get(), reply.payload.data(), head.length, reply_deadline, &err);
+    // Grown with what arrives: a garbled head cannot make this rank allocate
+    // its length (up to 1 GiB) up front (found by fuzz/tcp_store_client.cc).
+    for (size_t got = 0; io == net::Io::Ok && got < head.length;) {
+      const size_t piece = std::min<size_t>(head.length - got, size_t{1} << 16);
+      reply.payload.resize(got + piece);
+      io = net::recv_all(fd_.get(), reply.payload.data() + got, piece, reply_deadline, &err);
+      got += piece;
+    }
   }
   switch (io) {
     case net::Io::Ok:
