@@ -16,7 +16,9 @@ packages=(
   # Fuzzing (clang's libFuzzer), browser tests of reports, the chart library
   # inlined into reports, the torch companion (gloo, CPU) and Kubernetes
   # manifest validation.
-  clang-16 libfuzzer-16-dev
+  # libclang-rt-16-dev: the sanitizer and libFuzzer runtimes clang-16 links
+  # (-fsanitize=fuzzer,address,undefined; libfuzzer-16-dev alone has only libFuzzer.a).
+  clang-16 libfuzzer-16-dev libclang-rt-16-dev
   chromium libjs-chart.js
   python3-torch python3-kubernetes python3-yaml
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the dependencies, builds, and runs every test through CTest:
 # the main build (warnings as errors, CUDA when the machine has it) and an
-# AddressSanitizer + UndefinedBehaviorSanitizer build of the engine tests.
+# AddressSanitizer + UndefinedBehaviorSanitizer build of the engine tests,
+# then the fuzzers of fuzz/ for a bounded time (scripts/fuzz.sh).
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -31,3 +32,10 @@ echo "== sanitizer tests"
 # Open MPI's own allocations are not ours to chase: leaks off, errors on.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$asan_dir" --output-on-failure --timeout 900 -L 'unit|mpi'
+
+# ---- fuzzing (docs/testing.md, "Fuzzing") ----
+# A clang-16 build of the libFuzzer targets only (fuzz/, ASan + UBSan), each
+# run for 20 s over a copy of its seed corpus; any finding fails the suite.
+# Bounded: about 5 minutes with a warm ccache, more for a cold clang build.
+echo "== fuzzing"
+timeout 1800 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 20 --build-dir "$SMDDP_BUILD_DIR-fuzz"

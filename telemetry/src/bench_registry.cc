@@ -5,9 +5,15 @@
 namespace smddp::telemetry {
 namespace {
 
+// Cut at a character boundary: half a UTF-8 sequence would make the
+// exposition invalid UTF-8 (found by fuzz/prometheus_escape.cc).
 std::string bounded(const std::string& value) {
   if (value.empty()) return "none";
-  return value.substr(0, kMaxLabelValueLength);
+  if (value.size() <= kMaxLabelValueLength) return value;
+  size_t cut = kMaxLabelValueLength;
+  // value[cut] continuing a character: back to its first byte (at most 3 back).
+  for (int k = 0; k < 3 && (static_cast<unsigned char>(value[cut]) & 0xc0) == 0x80; ++k) --cut;
+  return value.substr(0, cut);
 }
 
 double seconds_since_epoch() {

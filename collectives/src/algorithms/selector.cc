@@ -1,5 +1,6 @@
 #include "algorithms/selector.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
@@ -154,12 +155,15 @@ std::vector<SelectionRule> parse_tuning(std::string_view text, std::string_view 
     size_t max_bytes = kAny;
     if (max != "inf") {
       char* end = nullptr;
+      errno = 0;
       unsigned long long v = std::strtoull(max.c_str(), &end, 10);
-      if (max.empty() || *end || max[0] == '-') fail("max_bytes must be a byte count or inf, not '" + max + "'");
+      if (max.empty() || *end || max[0] == '-' || errno == ERANGE) fail("max_bytes must be a byte count or inf, not '" + max + "'");
       max_bytes = v;
     }
     SelectionRule rule{*c, scope == "single" ? Scope::SingleNode : Scope::MultiNode, max_bytes,
                        split_names(names)};
+    // "allreduce single inf ,,": a rule that names nothing (found by fuzz/tuning_file.cc).
+    if (rule.candidates.empty()) fail("no algorithm named in '" + names + "'");
     for (const auto& n : rule.candidates) {
       const Algorithm* a = find_algorithm(*c, n);
       if (!a) fail("no " + coll + " algorithm named '" + n + "'");

@@ -5,6 +5,8 @@
 // the one SMDDP_REDUCE_ISA names when the CPU has it (a forced path the CPU
 // lacks would crash with SIGILL, so it is refused with a warning instead).
 // The CPU features checked are exactly those each file is compiled with.
+#include <cpuid.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -16,18 +18,24 @@
 namespace smddp::kernels {
 namespace {
 
+// F16C from CPUID: clang has no __builtin_cpu_supports("f16c") (the fuzz build, scripts/fuzz.sh).
+bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
 bool cpu_has_avx512() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
          __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx2") &&
-         __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+         __builtin_cpu_supports("fma") && cpu_has_f16c();
 }
 
 bool cpu_has_avx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+         cpu_has_f16c();
 }
 
 bool cpu_has_baseline() { return true; }

@@ -188,7 +188,7 @@ void TcpStore::join(Clock::time_point deadline) {
   r = request(Op::Get, get, deadline);
   if (r.status == Status::Timeout) {
     store::Reader in(r.payload);
-    std::vector<std::string> missing(in.u32());
+    std::vector<std::string> missing(in.count());
     for (auto& k : missing) k = in.str();
     const std::string note = in.done() ? "" : "; " + in.str();
     throw TimeoutError("TCP store: only " + std::to_string(config_.world_size - static_cast<int>(missing.size())) +
@@ -214,7 +214,7 @@ std::vector<std::string> TcpStore::get(const std::vector<std::string>& keys) {
   Reply r = request(Op::Get, w, deadline);
   if (r.status != Status::Ok) fail(r, "waiting for " + (keys.empty() ? std::string("nothing") : keys.front()));
   store::Reader in(r.payload);
-  std::vector<std::string> values(in.u32());
+  std::vector<std::string> values(in.count());
   for (auto& v : values) v = in.str();
   return values;
 }
@@ -247,8 +247,14 @@ TcpStore::Reply TcpStore::request(Op op, const store::Writer& payload, Clock::ti
                            "(another service on MASTER_PORT?)");
     }
     reply.status = static_cast<Status>(head.code);
-    reply.payload.resize(head.length);
-    io = net::recv_all(fd_.get(), reply.payload.data(), head.length, reply_deadline, &err);
+    // Grown with what arrives: a garbled head cannot make this rank allocate
+    // its length (up to 1 GiB) up front (found by fuzz/tcp_store_client.cc).
+    for (size_t got = 0; io == net::Io::Ok && got < head.length;) {
+      const size_t piece = std::min<size_t>(head.length - got, size_t{1} << 16);
+      reply.payload.resize(got + piece);
+      io = net::recv_all(fd_.get(), reply.payload.data() + got, piece, reply_deadline, &err);
+      got += piece;
+    }
   }
   switch (io) {
     case net::Io::Ok:

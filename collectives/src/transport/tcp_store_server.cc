@@ -390,7 +390,10 @@ class Server::State {
         std::string key = r.str();
         int64_t delta = r.i64();
         auto it = kv_.find(key);
-        int64_t value = (it == kv_.end() ? 0 : std::stoll(it->second)) + delta;
+        int64_t value = 0;
+        if (__builtin_add_overflow(it == kv_.end() ? 0 : std::stoll(it->second), delta, &value)) {
+          throw WireError("TCP store Add on " + key + " overflows a 64-bit counter");
+        }
         set(key, std::to_string(value));
         reply(c, Status::Ok, Writer().i64(value));
         return;

@@ -18,6 +18,8 @@
 #include <string>
 #include <string_view>
 
+#include "smddp/error.h"
+
 namespace smddp::store {
 
 inline constexpr uint32_t kMagic = 0x564b4d53;  // "SMKV"
@@ -48,10 +50,11 @@ enum class Op : uint8_t {
 enum class Status : uint8_t { Ok = 0, Error = 1, Timeout = 2, Invalid = 3, Challenge = 4, Denied = 5 };
 inline constexpr uint32_t kFlagSecretRequired = 1;
 
-// Thrown by Reader on a truncated or malformed payload.
-class WireError : public std::runtime_error {
+// Thrown by Reader on a truncated or malformed payload: a TransportError, so
+// that a garbled reply ends a rank like a broken connection (fuzz/tcp_store_client.cc).
+class WireError : public TransportError {
  public:
-  using std::runtime_error::runtime_error;
+  using TransportError::TransportError;
 };
 
 class Writer {
@@ -99,6 +102,14 @@ class Reader {
     for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(data_[pos_ + i])) << (8 * i);
     pos_ += 8;
     return static_cast<int64_t>(v);
+  }
+  // The number of strings that follow: each takes at least 4 bytes, so a
+  // count the rest of the payload cannot hold is malformed (and would
+  // otherwise size a vector from garbage).
+  uint32_t count() {
+    const uint32_t n = u32();
+    if (n > (data_.size() - pos_) / 4) throw WireError("malformed TCP store message (count " + std::to_string(n) + ")");
+    return n;
   }
   std::string str() {
     uint32_t n = u32();

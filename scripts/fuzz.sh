@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ with clang-16 (AddressSanitizer and
+# UndefinedBehaviorSanitizer on the whole build) and runs each for a bounded
+# time over a scratch copy of its seed corpus (fuzz/corpus/<target>/). Fails
+# when any target finds a crash, a leak, undefined behaviour, a timeout or an
+# out-of-memory; the input is kept under <build-dir>/findings/<target>/.
+#
+#   scripts/fuzz.sh [--seconds N] [--build-dir DIR] [--only TARGET]
+#
+# --seconds    per target (default 20; -max_total_time)
+# --build-dir  default $SMDDP_BUILD_DIR-fuzz
+# --only       run this target alone (after building all)
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+usage() {
+  sed -n '8,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 64
+}
+
+seconds=20 dir="$SMDDP_BUILD_DIR-fuzz" only=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --seconds) seconds=${2:?--seconds needs a number}; shift 2 ;;
+    --build-dir) dir=${2:?--build-dir needs a directory}; shift 2 ;;
+    --only) only=${2:?--only needs a target}; shift 2 ;;
+    *) usage ;;
+  esac
+done
+case $seconds in '' | *[!0-9]* | 0) echo "fuzz.sh: --seconds '$seconds': expected a whole number above 0" >&2; exit 64 ;; esac
+if [ -n "$only" ] && [ ! -d "$SMDDP_ROOT/fuzz/corpus/$only" ]; then
+  echo "fuzz.sh: --only '$only': no such target (fuzz/corpus/$only)" >&2
+  exit 64
+fi
+
+# ccache, when installed, makes a rebuild cheap; the build is small without it too.
+launcher=()
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+echo "== fuzz build ($dir, clang-16)"
+mkdir -p "$dir"
+CC=clang-16 CXX=clang++-16 configure_and_build "$dir" -DSMDDP_FUZZ=ON -DSMDDP_WITH_CUDA=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" "${launcher[@]}"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+findings="$dir/findings" logs="$dir/fuzz-logs"
+mkdir -p "$findings" "$logs"
+failed=()
+for corpus in "$SMDDP_ROOT"/fuzz/corpus/*/; do
+  target=$(basename "$corpus")
+  if [ -n "$only" ] && [ "$target" != "$only" ]; then continue; fi
+  cp -r "$corpus" "$work/$target"
+  mkdir -p "$findings/$target"
+  log="$logs/$target.log"
+  # Leaks are findings too; a run that stops early (a crash) leaves its input in findings/.
+  if (cd "$work" && nice "$dir/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
+    -print_final_stats=1 -artifact_prefix="$findings/$target/" "$work/$target") >"$log" 2>&1; then
+    echo "fuzz $target: $(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds} s, nothing found"
+  else
+    echo "fuzz $target: FAILED (log $log, input in $findings/$target/):" >&2
+    grep -m3 -E 'ERROR|FUZZ_CHECK|runtime error|Test unit written' "$log" >&2 || tail -5 "$log" >&2
+    failed+=("$target")
+  fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "fuzz.sh: findings in ${failed[*]}: fix the parser, then keep the input in fuzz/corpus/<target>/" >&2
+  exit 1
+fi
