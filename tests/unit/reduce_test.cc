@@ -144,8 +144,6 @@ float ref_fp8_to_float(const Fp8Spec& f, uint8_t c) {
   }
   return static_cast<float>((c & 0x80) != 0 ? -mag : mag);
 }
-float ref_e4m3_to_float(uint8_t c) { return ref_fp8_to_float(kE4M3, c); }
-float ref_e5m2_to_float(uint8_t c) { return ref_fp8_to_float(kE5M2, c); }
 
 // Nearest finite magnitude, ties to the even code; beyond the largest (and
 // infinity) the largest; NaN is 0x7f.
