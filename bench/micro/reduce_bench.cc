@@ -7,7 +7,7 @@
 // Bytes processed count every byte read and written: (nsrc + 1) * size for a
 // reduction, 2 * size for memcpy. Google Benchmark reports them per second.
 //
-//   smddp-micro-reduce --benchmark_filter='float32/sum/src:2/'
+//   smddp-micro-reduce --benchmark_filter='float/sum/src:2/'
 #include <benchmark/benchmark.h>
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "smddp/communicator.h"
+#include "smddp/error.h"
 
 namespace smddp::bench {
 
@@ -24,6 +25,12 @@ class Backend {
   virtual void barrier() = 0;
   // The cudaStream_t the backend's device work runs on (null: host-driven).
   virtual void* stream() { return nullptr; }
+  // nccl-tests -G: `iters` calls captured into one CUDA graph, launched
+  // `launches` times; microseconds per call. Only the NCCL backend (the
+  // command line refuses -G for the others).
+  virtual double time_graph_us(const CollectiveArgs&, int, int) {
+    throw UsageError(std::string(name()) + ": -G/--cudagraph needs the NCCL backend");
+  }
 };
 
 std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::string& algorithm);

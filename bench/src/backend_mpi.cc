@@ -1,7 +1,7 @@
-// Open MPI's own collectives on MPI_COMM_WORLD, the baseline. float16 and
-// bfloat16 have no MPI type in Open MPI 4.1: they travel as 2-byte derived
-// types reduced by user-defined ops built on our kernels. avg is MPI_SUM
-// followed by the same division the engine does.
+// Open MPI's own collectives on MPI_COMM_WORLD, the baseline. float16,
+// bfloat16 and the fp8 types have no MPI type in Open MPI 4.1: they travel as
+// 2- and 1-byte derived types reduced by user-defined ops built on our
+// kernels. avg is MPI_SUM followed by the same division the engine does.
 #include <mpi.h>
 
 #include <array>
@@ -56,9 +56,15 @@ class MpiBackend final : public Backend {
     MPI_Type_commit(&half_);
     MPI_Type_contiguous(2, MPI_BYTE, &bf16_);
     MPI_Type_commit(&bf16_);
+    MPI_Type_contiguous(1, MPI_BYTE, &e4m3_);
+    MPI_Type_commit(&e4m3_);
+    MPI_Type_contiguous(1, MPI_BYTE, &e5m2_);
+    MPI_Type_commit(&e5m2_);
     for (ReduceOp op : all_ops()) {
       half_ops_[static_cast<int>(op)] = make_op<DataType::Float16>(op);
       bf16_ops_[static_cast<int>(op)] = make_op<DataType::Bfloat16>(op);
+      e4m3_ops_[static_cast<int>(op)] = make_op<DataType::Float8E4M3>(op);
+      e5m2_ops_[static_cast<int>(op)] = make_op<DataType::Float8E5M2>(op);
     }
   }
   ~MpiBackend() override {
@@ -68,9 +74,13 @@ class MpiBackend final : public Backend {
     for (int i = 0; i < kNumReduceOps; ++i) {
       MPI_Op_free(&half_ops_[i]);
       MPI_Op_free(&bf16_ops_[i]);
+      MPI_Op_free(&e4m3_ops_[i]);
+      MPI_Op_free(&e5m2_ops_[i]);
     }
     MPI_Type_free(&half_);
     MPI_Type_free(&bf16_);
+    MPI_Type_free(&e4m3_);
+    MPI_Type_free(&e5m2_);
     MPI_Comm_free(&comm_);
   }
 
@@ -184,6 +194,8 @@ class MpiBackend final : public Backend {
       case DataType::Bfloat16: return bf16_;
       case DataType::Float32: return MPI_FLOAT;
       case DataType::Float64: return MPI_DOUBLE;
+      case DataType::Float8E4M3: return e4m3_;
+      case DataType::Float8E5M2: return e5m2_;
     }
     return MPI_BYTE;
   }
@@ -191,6 +203,8 @@ class MpiBackend final : public Backend {
   MPI_Op mpi_op(DataType t, ReduceOp op) const {
     if (t == DataType::Float16) return half_ops_[static_cast<int>(op)];
     if (t == DataType::Bfloat16) return bf16_ops_[static_cast<int>(op)];
+    if (t == DataType::Float8E4M3) return e4m3_ops_[static_cast<int>(op)];
+    if (t == DataType::Float8E5M2) return e5m2_ops_[static_cast<int>(op)];
     switch (op) {
       case ReduceOp::Prod: return MPI_PROD;
       case ReduceOp::Min: return MPI_MIN;
@@ -202,8 +216,11 @@ class MpiBackend final : public Backend {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   MPI_Datatype half_ = MPI_DATATYPE_NULL, bf16_ = MPI_DATATYPE_NULL;
+  MPI_Datatype e4m3_ = MPI_DATATYPE_NULL, e5m2_ = MPI_DATATYPE_NULL;
   MPI_Op half_ops_[kNumReduceOps] = {};
   MPI_Op bf16_ops_[kNumReduceOps] = {};
+  MPI_Op e4m3_ops_[kNumReduceOps] = {};
+  MPI_Op e5m2_ops_[kNumReduceOps] = {};
   std::vector<char> saved_;  // in-place alltoallv input
 };
 

@@ -53,6 +53,15 @@ ncclDataType_t nccl_type(DataType t) {
     case DataType::Bfloat16: return ncclBfloat16;
     case DataType::Float32: return ncclFloat32;
     case DataType::Float64: return ncclFloat64;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case DataType::Float8E4M3: return ncclFloat8e4m3;
+    case DataType::Float8E5M2: return ncclFloat8e5m2;
+#else
+    case DataType::Float8E4M3:
+    case DataType::Float8E5M2:
+      throw UsageError("nccl: " + std::string(to_string(t)) + " needs NCCL 2.24 or later; this build has " +
+                       std::to_string(NCCL_VERSION_CODE));
+#endif
   }
   return ncclUint8;
 }
@@ -262,6 +271,44 @@ class NcclBackend final : public Backend {
   void barrier() override {
     run({Collective::Barrier, nullptr, nullptr, 0, DataType::Int32, ReduceOp::Sum, 0});
     sync();
+  }
+
+  // nccl-tests -G: the slice's calls captured on stream_ (thread-local mode,
+  // as nccl-tests: NCCL's own threads may allocate meanwhile) into one graph,
+  // launched `launches` times between two events once the ranks line up.
+  double time_graph_us(const CollectiveArgs& a, int iters, int launches) override {
+    struct Graph {
+      cudaGraph_t graph = nullptr;
+      cudaGraphExec_t exec = nullptr;
+      cudaEvent_t begin = nullptr, end = nullptr;
+      ~Graph() {
+        if (exec) cudaGraphExecDestroy(exec);
+        if (graph) cudaGraphDestroy(graph);
+        if (begin) cudaEventDestroy(begin);
+        if (end) cudaEventDestroy(end);
+      }
+    } g;
+    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      for (int i = 0; i < iters; ++i) run(a);
+    } catch (...) {
+      cudaStreamEndCapture(stream_, &g.graph);  // ends the capture, so the stream stays usable
+      cudaGetLastError();
+      throw;
+    }
+    check_cuda(cudaStreamEndCapture(stream_, &g.graph), "cudaStreamEndCapture");
+    check_cuda(cudaGraphInstantiate(&g.exec, g.graph, 0), "cudaGraphInstantiate");
+    check_cuda(cudaEventCreate(&g.begin), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&g.end), "cudaEventCreate");
+    barrier();
+    start("CUDA graph of " + std::string(to_string(a.collective)));
+    check_cuda(cudaEventRecord(g.begin, stream_), "cudaEventRecord");
+    for (int l = 0; l < launches; ++l) check_cuda(cudaGraphLaunch(g.exec, stream_), "cudaGraphLaunch");
+    check_cuda(cudaEventRecord(g.end, stream_), "cudaEventRecord");
+    sync();
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, g.begin, g.end), "cudaEventElapsedTime");
+    return static_cast<double>(ms) * 1e3 / (static_cast<double>(iters) * launches);
   }
 
  private:

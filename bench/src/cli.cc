@@ -62,6 +62,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("-n,--iters", o.iters, "Timed iterations per row")->capture_default_str();
   app.add_option("-w,--warmup-iters", o.warmup, "Untimed iterations per row")->capture_default_str();
   app.add_option("-c,--check", o.check, "Check results (0: off, N: N checking iterations)")->capture_default_str();
+  app.add_option("-G,--cudagraph", o.cuda_graph_launches,
+                 "CUDA graph launches of the timed iterations (--mem cuda, --backend nccl); 0: none")
+      ->capture_default_str();
   app.add_option("-d,--datatype", parts.datatype, "Data type name, a comma list, or all")->capture_default_str();
   app.add_option("-o,--op", parts.op, "Reduction: sum prod min max avg, a comma list, or all")->capture_default_str();
   app.add_option("-r,--root", o.root, "Root rank of broadcast and reduce")->capture_default_str();
@@ -167,6 +170,14 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   int placements = parts.in_place + parts.out_of_place + parts.both;
   if (placements > 1) throw UsageError("--in-place, --out-of-place and --both exclude each other");
   o.placement = parts.in_place ? Placement::InPlace : parts.out_of_place ? Placement::OutOfPlace : Placement::Both;
+
+  // -G (nccl-tests' CUDA graphs): only NCCL's calls on device memory can be captured.
+  if (o.cuda_graph_launches < 0) throw UsageError("-G/--cudagraph must not be negative");
+  if (o.cuda_graph_launches > 0 && (o.mem != MemoryKind::Cuda || o.backends != std::vector<std::string>{"nccl"})) {
+    throw UsageError("-G/--cudagraph " + std::to_string(o.cuda_graph_launches) +
+                     " needs --mem cuda and --backend nccl alone: only NCCL's device calls can be captured into a "
+                     "CUDA graph (use -G 0)");
+  }
 
   tools::check_writable(o.json_path, "-J/--output-file");
   tools::check_writable(o.csv_path, "--csv");

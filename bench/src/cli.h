@@ -10,7 +10,7 @@ namespace smddp::bench {
 struct CliParts {
   std::vector<std::string> collectives{"allreduce"};
   std::string minbytes = "32M", maxbytes = "32M", stepbytes;
-  std::string datatype = "float32", op = "sum", backend = "smddp", mem = "host";
+  std::string datatype = "float", op = "sum", backend = "smddp", mem = "host";
   bool in_place = false, out_of_place = false, both = false;
   int average = 1;
 };

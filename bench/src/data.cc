@@ -22,9 +22,19 @@ bool is_unsigned(DataType t) {
   return t == DataType::Uint8 || t == DataType::Uint32 || t == DataType::Uint64;
 }
 
+bool is_fp8(DataType t) { return t == DataType::Float8E4M3 || t == DataType::Float8E5M2; }
+
+// fp8 sums stay exact in any order while every partial sum is an integer
+// the type holds: all of them up to 16 (f8e4m3) or 8 (f8e5m2). So fp8
+// sum/avg inputs are -1, 0 or 1 from that many ranks, 0 from the others.
+int fp8_summing_ranks(DataType t) { return t == DataType::Float8E4M3 ? 16 : 8; }
+
 // Input `index` of `rank`, small enough for every dtype and rank count.
 double input(const DataSpec& s, int rank, size_t index) {
   uint64_t h = mix(s.seed ^ mix((static_cast<uint64_t>(rank) << 40) + index));
+  if (is_fp8(s.dtype) && (s.op == ReduceOp::Sum || s.op == ReduceOp::Avg)) {
+    return rank < fp8_summing_ranks(s.dtype) ? static_cast<double>(h % 3) - 1 : 0;
+  }
   switch (s.op) {
     case ReduceOp::Prod:
       // Exactly one rank contributes 2, the others +-1 (1 for unsigned).
@@ -36,6 +46,24 @@ double input(const DataSpec& s, int rank, size_t index) {
     default:
       return is_unsigned(s.dtype) ? static_cast<double>(h % 3) : static_cast<double>(h % 5) - 2;
   }
+}
+
+// `v` (a normal fp8 value or 0 once rounded: the values here are 0 or at
+// least 1/nranks) rounded through float to `man` mantissa bits, ties to even,
+// as fp8 bits with exponent bias `bias`.
+uint8_t to_fp8(double v, int man, int bias) {
+  const float f = static_cast<float>(v);
+  if (f == 0) return std::signbit(f) ? 0x80 : 0;
+  int exponent = 0;
+  const double fraction = std::frexp(std::fabs(static_cast<double>(f)), &exponent);  // [0.5, 1)
+  double scaled = std::nearbyint(std::ldexp(fraction, man + 1));                      // [2^man, 2^(man+1)], ties to even
+  if (scaled == std::ldexp(1.0, man + 1)) {
+    scaled /= 2;
+    ++exponent;
+  }
+  const auto mantissa = static_cast<unsigned>(scaled) - (1u << man);
+  const auto code = static_cast<unsigned>((exponent - 1 + bias) << man) | mantissa;
+  return static_cast<uint8_t>((f < 0 ? 0x80u : 0u) | code);
 }
 
 // Stores `v` as the dtype holds it: integers truncated toward zero (as the
@@ -76,6 +104,8 @@ void store(void* p, size_t i, DataType t, double v) {
       std::memcpy(dst, &h, 2);
       break;
     }
+    case DataType::Float8E4M3: *reinterpret_cast<uint8_t*>(dst) = to_fp8(v, 3, 7); break;
+    case DataType::Float8E5M2: *reinterpret_cast<uint8_t*>(dst) = to_fp8(v, 2, 15); break;
   }
 }
 

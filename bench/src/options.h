@@ -24,6 +24,7 @@ struct BenchOptions {
   int iters = 20;
   int warmup = 5;
   int check = 1;  // nccl-tests -c: check correctness (iterations of checking)
+  int cuda_graph_launches = 0;  // nccl-tests -G: timed iterations as one CUDA graph, launched N times
   std::vector<DataType> dtypes{DataType::Float32};
   std::vector<ReduceOp> ops{ReduceOp::Sum};
   int root = 0;

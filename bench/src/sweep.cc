@@ -187,7 +187,13 @@ void Sweep::time_slice(Measurement& m, int warmup, int iters) {
   }
   backend.sync();
   backend.barrier();
-  for (int it = 0; it < iters; ++it) {
+  if (o_.cuda_graph_launches > 0 && iters > 0) {  // -G: one time for the slice, per call
+    watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
+    m.times.insert(m.times.end(), static_cast<size_t>(iters),
+                   backend.time_graph_us(m.args, iters, o_.cuda_graph_launches));
+    watchdog.disarm();
+  }
+  for (int it = 0; it < iters && o_.cuda_graph_launches == 0; ++it) {
     watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
     m.times.push_back(buffers_->time_us(backend, m.args));
     watchdog.disarm();

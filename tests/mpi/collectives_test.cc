@@ -42,7 +42,7 @@ struct Options {
   std::vector<size_t> counts{0, 1, 7, 1000003};
   uint64_t seed = 0;
   std::set<std::string> only;               // --collectives a,b: run just these
-  std::set<std::string> dtypes;             // --dtypes float64,int64: just these (default all)
+  std::set<std::string> dtypes;             // --dtypes double,int64: just these (default all, fp8 too)
   std::set<std::string> ops;                // --ops sum,max: just these (default all)
   std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
@@ -72,7 +72,15 @@ Options parse(int argc, char** argv) {
     } else if (a == "--collectives" && i + 1 < argc) {
       o.only = split(argv[++i]);
     } else if (a == "--dtypes" && i + 1 < argc) {
-      o.dtypes = split(argv[++i]);
+      // Any name -d takes (f8e4m3, float, float32, ...), kept as the canonical one.
+      for (const std::string& name : split(argv[++i])) {
+        const auto dt = parse_dtype(name);
+        if (!dt) {
+          std::fprintf(stderr, "mpi_collectives_test: unknown dtype '%s'\n", name.c_str());
+          std::exit(64);
+        }
+        o.dtypes.insert(std::string(to_string(*dt)));
+      }
     } else if (a == "--ops" && i + 1 < argc) {
       o.ops = split(argv[++i]);
     } else if (a == "--expect-declined" && i + 1 < argc) {

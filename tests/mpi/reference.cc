@@ -57,8 +57,42 @@ int significand_bits(DataType t) {
     case DataType::Float16: return 11;
     case DataType::Bfloat16: return 8;
     case DataType::Float32: return 24;
+    case DataType::Float8E4M3: return 4;
+    case DataType::Float8E5M2: return 3;
     default: return 53;
   }
+}
+
+bool is_fp8(DataType t) { return t == DataType::Float8E4M3 || t == DataType::Float8E5M2; }
+int fp8_bias(DataType t) { return t == DataType::Float8E4M3 ? 7 : 15; }
+
+// Code of an fp8 value `v` the type holds exactly (normal or subnormal).
+uint8_t fp8_code(double v, DataType t) {
+  const int man = significand_bits(t) - 1, bias = fp8_bias(t);
+  const auto sign = static_cast<uint8_t>(std::signbit(v) ? 0x80 : 0);
+  const double mag = std::fabs(v);
+  if (mag == 0) return sign;
+  int e = 0;
+  const double fraction = std::frexp(mag, &e);  // mag = fraction * 2^e, fraction in [0.5, 1)
+  const int biased = e - 1 + bias;
+  if (biased < 1) return static_cast<uint8_t>(sign | static_cast<int>(std::ldexp(mag, bias + man - 1)));
+  const int mantissa = static_cast<int>(std::ldexp(fraction, man + 1)) - (1 << man);
+  return static_cast<uint8_t>(sign | (biased << man) | mantissa);
+}
+
+double fp8_value(uint8_t c, DataType t) {
+  const int man = significand_bits(t) - 1, bias = fp8_bias(t);
+  const int exp = (c & 0x7f) >> man, mantissa = c & ((1 << man) - 1);
+  const bool e4m3 = t == DataType::Float8E4M3;
+  double mag = 0;
+  if (e4m3 ? (c & 0x7f) == 0x7f : exp == 31) {
+    mag = (!e4m3 && mantissa == 0) ? INFINITY : NAN;
+  } else if (exp == 0) {
+    mag = std::ldexp(mantissa, 1 - bias - man);
+  } else {
+    mag = std::ldexp((1 << man) + mantissa, exp - bias - man);
+  }
+  return (c & 0x80) != 0 ? -mag : mag;
 }
 
 uint64_t dtype_mask(DataType t) {
@@ -83,8 +117,10 @@ int64_t as_signed(uint64_t bits, DataType t) {
 double input_value(uint64_t seed, int rank, size_t index, DataType dtype, ReduceOp op) {
   uint64_t r = raw(seed, rank, index);
   if (!dtype_is_float(dtype)) return 0;
-  if (op == ReduceOp::Prod) return (128.0 + static_cast<double>(r % 33) - 16.0) / 128.0;  // [0.875, 1.125]
-  return (static_cast<double>(r % 257) - 128.0) / 128.0;  // [-1, 1], never all zeros
+  double v = (static_cast<double>(r % 257) - 128.0) / 128.0;  // [-1, 1], never all zeros
+  if (op == ReduceOp::Prod) v = (128.0 + static_cast<double>(r % 33) - 16.0) / 128.0;  // [0.875, 1.125]
+  // fp8 holds fewer of them: the nearest fp8 value, still a multiple of 1/128.
+  return is_fp8(dtype) ? round_to(dtype, v) : v;
 }
 
 void fill_input(void* out, uint64_t seed, int rank, size_t first, size_t count, DataType dtype,
@@ -118,6 +154,12 @@ void fill_input(void* out, uint64_t seed, int rank, size_t first, size_t count, 
         std::memcpy(dst, &d, 8);
         break;
       }
+      case DataType::Float8E4M3:
+      case DataType::Float8E5M2: {
+        const uint8_t c = fp8_code(input_value(seed, rank, index, dtype, op), dtype);
+        std::memcpy(dst, &c, 1);
+        break;
+      }
       default: {
         uint64_t bits = raw(seed, rank, index);
         std::memcpy(dst, &bits, es);  // little-endian: the low bytes
@@ -141,6 +183,8 @@ double read_float(const void* buf, size_t i, DataType dtype) {
       std::memcpy(&f, p, 4);
       return f;
     }
+    case DataType::Float8E4M3:
+    case DataType::Float8E5M2: return fp8_value(static_cast<uint8_t>(*p), dtype);
     default: {
       double d;
       std::memcpy(&d, p, 8);
@@ -177,9 +221,11 @@ Expected reduce_reference(uint64_t seed, int nranks, size_t index, DataType dtyp
     }
     // The bounds of the header, which they document.
     const int p = significand_bits(dtype);
-    const double u = std::ldexp(1.0, -p);
+    // fp8: the engine may add in float before it rounds to fp8, so one
+    // operation's relative error is up to 2^-p + 2^-23 (the header).
+    const double u = std::ldexp(1.0, -p) + (is_fp8(dtype) ? std::ldexp(1.0, -23) : 0.0);
     const double k = nranks - 1;
-    const double gamma = k * u / (1 - k * u);
+    const double gamma = std::pow(1 + u, k) - 1;
     const double limit = std::ldexp(1.0, p);
     switch (op) {
       case ReduceOp::Sum:
@@ -229,16 +275,23 @@ double round_to(DataType dtype, double v) {
     case DataType::Float64: return v;
     case DataType::Float32: return static_cast<float>(v);
     case DataType::Float16:
-    case DataType::Bfloat16: {
-      // Through float, as the kernels narrow: ties to even at the 16-bit
-      // format's last bit. Exact reductions are short dyadic fractions or
-      // sums over n, so the float step never lands on a 16-bit midpoint.
+    case DataType::Bfloat16:
+    case DataType::Float8E4M3:
+    case DataType::Float8E5M2: {
+      // Through float, as the kernels narrow: ties to even at the 16- or
+      // 8-bit format's last bit. Exact reductions are short dyadic fractions
+      // or sums over n, so the float step never lands on a midpoint. (No
+      // saturation: the values here are far below fp8's largest, 448.)
       const float f = static_cast<float>(v);
       if (f == 0) return f;
       int exponent;
       std::frexp(f, &exponent);
       const int p = significand_bits(dtype);
-      const int min_exponent = dtype == DataType::Float16 ? -13 : -125;  // below: subnormal steps
+      // frexp's exponent of the smallest normal; below it: subnormal steps.
+      const int min_exponent = dtype == DataType::Float16      ? -13
+                               : dtype == DataType::Float8E4M3 ? -5
+                               : dtype == DataType::Float8E5M2 ? -13
+                                                               : -125;
       const double step = std::ldexp(1.0, std::max(exponent, min_exponent) - p);
       return std::nearbyint(static_cast<double>(f) / step) * step;  // default mode: ties to even
     }

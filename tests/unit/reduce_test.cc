@@ -3,8 +3,9 @@
 //
 // The reference shares no code with the kernels: integers are combined in
 // uint64_t (which wraps the same way modulo 2^N), float16 is decoded with
-// ldexp, and narrowing to float16/bfloat16 picks the nearest entry of a table
-// of every representable magnitude (ties to the even encoding). It follows
+// ldexp, and narrowing to float16/bfloat16/fp8 picks the nearest entry of a
+// table of every representable magnitude (ties to the even encoding; fp8
+// saturates at its largest finite value, as CUDA's __NV_SATFINITE does). It follows
 // the documented order of operations, so results must match bit for bit;
 // the only freedom allowed is which NaN a NaN result is.
 #include "smddp/reduce.h"
@@ -117,6 +118,56 @@ uint16_t ref_narrow(const Magnitudes& mags, float f) {
 
 bool half_is_nan(uint16_t h, uint16_t inf_code) { return (h & 0x7fff) > inf_code; }
 
+// fp8: mantissa bits, bias, the largest finite code, infinities or not.
+struct Fp8Spec {
+  int man, bias;
+  uint8_t max_code;
+  bool has_inf;
+};
+constexpr Fp8Spec kE4M3{3, 7, 0x7e, false};
+constexpr Fp8Spec kE5M2{2, 15, 0x7b, true};
+
+bool fp8_is_nan(const Fp8Spec& f, uint8_t c) { return (c & 0x7f) > (f.has_inf ? 0x7c : 0x7e); }
+
+float ref_fp8_to_float(const Fp8Spec& f, uint8_t c) {
+  const int exp = (c & 0x7f) >> f.man;
+  const int mant = c & ((1 << f.man) - 1);
+  double mag = 0;
+  if (fp8_is_nan(f, c)) {
+    mag = std::numeric_limits<double>::quiet_NaN();
+  } else if (f.has_inf && (c & 0x7f) == 0x7c) {
+    mag = INFINITY;
+  } else if (exp == 0) {
+    mag = std::ldexp(mant, 1 - f.bias - f.man);
+  } else {
+    mag = std::ldexp((1 << f.man) + mant, exp - f.bias - f.man);
+  }
+  return static_cast<float>((c & 0x80) != 0 ? -mag : mag);
+}
+
+// Nearest finite magnitude, ties to the even code; beyond the largest (and
+// infinity) the largest; NaN is 0x7f.
+uint8_t ref_narrow_fp8(const Fp8Spec& f, float x) {
+  if (std::isnan(x)) return 0x7f;
+  const auto sign = static_cast<uint8_t>(std::signbit(x) ? 0x80 : 0);
+  const double mag = std::fabs(static_cast<double>(x));
+  static const auto table = [](const Fp8Spec& spec) {
+    std::vector<double> m;
+    for (int k = 0; k <= spec.max_code; ++k) m.push_back(ref_fp8_to_float(spec, static_cast<uint8_t>(k)));
+    return m;
+  };
+  static const std::vector<double> e4m3 = table(kE4M3), e5m2 = table(kE5M2);
+  const std::vector<double>& mags = f.has_inf ? e5m2 : e4m3;
+  if (mag >= mags.back()) return static_cast<uint8_t>(sign | f.max_code);
+  size_t k = std::lower_bound(mags.begin(), mags.end(), mag) - mags.begin();
+  if (mags[k] != mag) {
+    const double below = mag - mags[k - 1];
+    const double above = mags[k] - mag;
+    if (below < above || (below == above && (k - 1) % 2 == 0)) --k;
+  }
+  return static_cast<uint8_t>(sign | k);
+}
+
 // ---- Element types ----------------------------------------------------------
 
 // Store: the element in memory; Compute: what the reference combines in.
@@ -129,6 +180,17 @@ struct Elem {
 using F16 = Elem<uint16_t, float, DataType::Float16>;
 using BF16 = Elem<uint16_t, float, DataType::Bfloat16>;
 using F32 = Elem<float, float, DataType::Float32>;
+using E4M3 = Elem<uint8_t, float, DataType::Float8E4M3>;
+using E5M2 = Elem<uint8_t, float, DataType::Float8E5M2>;
+
+template <typename E>
+constexpr bool kIsFp8 = E::kType == DataType::Float8E4M3 || E::kType == DataType::Float8E5M2;
+template <typename E>
+constexpr bool kIsNarrowFloat = E::kType == DataType::Float16 || E::kType == DataType::Bfloat16 || kIsFp8<E>;
+template <typename E>
+constexpr const Fp8Spec& fp8_spec() {
+  return E::kType == DataType::Float8E4M3 ? kE4M3 : kE5M2;
+}
 
 template <typename E>
 typename E::Compute widen(typename E::Store s) {
@@ -136,6 +198,8 @@ typename E::Compute widen(typename E::Store s) {
     return ref_f16_to_float(s);
   else if constexpr (E::kType == DataType::Bfloat16)
     return ref_bf16_to_float(s);
+  else if constexpr (kIsFp8<E>)
+    return ref_fp8_to_float(fp8_spec<E>(), s);
   else
     return s;
 }
@@ -146,6 +210,8 @@ typename E::Store narrow(typename E::Compute c) {
     return ref_narrow(f16_mags(), c);
   else if constexpr (E::kType == DataType::Bfloat16)
     return ref_narrow(bf16_mags(), c);
+  else if constexpr (kIsFp8<E>)
+    return ref_narrow_fp8(fp8_spec<E>(), c);
   else
     return c;
 }
@@ -182,7 +248,7 @@ C ref_op(ReduceOp op, C a, C b) {
 template <typename E>
 typename E::Store ref_divide(typename E::Store v, int divisor) {
   using S = typename E::Store;
-  if constexpr (E::kType == DataType::Float16 || E::kType == DataType::Bfloat16) {
+  if constexpr (kIsNarrowFloat<E>) {
     return narrow<E>(widen<E>(v) / static_cast<float>(divisor));
   } else if constexpr (std::is_floating_point_v<S>) {
     return v / static_cast<S>(divisor);
@@ -200,6 +266,8 @@ bool same(typename E::Store a, typename E::Store b) {
     return a == b || (half_is_nan(a, 0x7c00) && half_is_nan(b, 0x7c00));
   } else if constexpr (E::kType == DataType::Bfloat16) {
     return a == b || (half_is_nan(a, 0x7f80) && half_is_nan(b, 0x7f80));
+  } else if constexpr (kIsFp8<E>) {  // one source is a copy, which keeps a NaN's sign
+    return a == b || (fp8_is_nan(fp8_spec<E>(), a) && fp8_is_nan(fp8_spec<E>(), b));
   } else if constexpr (std::is_floating_point_v<S>) {
     return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b));
   } else {
@@ -216,7 +284,14 @@ typename E::Store random_value(std::mt19937_64& rng) {
   using L = std::numeric_limits<S>;
   const uint64_t bits = rng();
   const unsigned pick = bits % 16;
-  if constexpr (E::kType == DataType::Float16 || E::kType == DataType::Bfloat16) {
+  if constexpr (kIsFp8<E>) {
+    // Any encoding (NaN, infinity, subnormals, the largest) now and then,
+    // else magnitudes near 1 so that sums round.
+    const auto r = static_cast<uint8_t>(bits >> 16);
+    if (pick < 3) return r;
+    const int exp = fp8_spec<E>().bias - 2 + static_cast<int>((bits >> 40) % 5);
+    return static_cast<uint8_t>((r & (0x80 | ((1 << fp8_spec<E>().man) - 1))) | (exp << fp8_spec<E>().man));
+  } else if constexpr (E::kType == DataType::Float16 || E::kType == DataType::Bfloat16) {
     const bool f16 = E::kType == DataType::Float16;
     const uint16_t r = static_cast<uint16_t>(bits >> 16);
     const uint16_t mant_mask = f16 ? 0x3ff : 0x7f;
@@ -297,7 +372,8 @@ void check_reduce(ReduceOp op) {
         for (size_t i = 0; i < count; ++i) {
           typename E::Compute acc = widen<E>(src[0][off + i]);
           for (int s = 1; s < nsrc; ++s) acc = ref_op(op, acc, widen<E>(src[s][off + i]));
-          want[i] = narrow<E>(acc);
+          // One source is a copy: nothing rounds (fp8 infinities stay).
+          want[i] = nsrc == 1 ? src[0][off + i] : narrow<E>(acc);
         }
         for (bool in_place : {false, true}) {
           for (const Path& path : paths()) {
@@ -371,6 +447,10 @@ void with_elem(DataType dt, F&& f) {
       return f(F32{});
     case DataType::Float64:
       return f(Elem<double, double, DataType::Float64>{});
+    case DataType::Float8E4M3:
+      return f(E4M3{});
+    case DataType::Float8E5M2:
+      return f(E5M2{});
   }
   FAIL() << "unknown dtype";
 }
@@ -467,6 +547,130 @@ TEST(ReduceConversions, EveryPathMatchesReferenceAndPortableBits) {
   check_conversions<F16>(&KernelTable::f16_to_float, &KernelTable::float_to_f16, f16_mags(), rng);
   check_conversions<BF16>(&KernelTable::bf16_to_float, &KernelTable::float_to_bf16, bf16_mags(),
                           rng);
+}
+
+// fp8: every path against the reference and the portable path: all 256
+// codes widened, every midpoint and neighbour plus random floats narrowed.
+template <typename E>
+void check_fp8_conversions(kernels::Widen8Fn KernelTable::*widen_fn, kernels::Narrow8Fn KernelTable::*narrow_fn,
+                           std::mt19937_64& rng) {
+  std::vector<uint8_t> codes(256);
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>(i);
+  Magnitudes mags;
+  for (int k = 0; k <= fp8_spec<E>().max_code; ++k) mags.push_back(widen<E>(static_cast<uint8_t>(k)));
+  mags.push_back(mags.back() * 2);
+  const std::vector<float> floats = narrowing_inputs(mags, rng);
+  std::vector<float> want_widened(codes.size());
+  std::vector<uint8_t> want_narrowed(floats.size());
+  std::transform(codes.begin(), codes.end(), want_widened.begin(), widen<E>);
+  std::transform(floats.begin(), floats.end(), want_narrowed.begin(), narrow<E>);
+  for (const Path& path : paths()) {
+    if (path.table == nullptr) continue;
+    const std::string what = std::string(to_string(E::kType)) + " on " + path.name;
+    std::vector<float> widened(codes.size());
+    std::vector<uint8_t> narrowed(floats.size());
+    (path.table->*widen_fn)(codes.data(), widened.data(), codes.size());
+    (path.table->*narrow_fn)(floats.data(), narrowed.data(), floats.size());
+    expect_same<F32>(want_widened, widened.data(), what + " widen");
+    expect_same<E>(want_narrowed, narrowed.data(), what + " narrow");
+    // Round trip: every code but NaN (to 0x7f) and E5M2's infinities (to
+    // the largest finite value, saturation) comes back as itself.
+    std::vector<uint8_t> back(codes.size());
+    (path.table->*narrow_fn)(widened.data(), back.data(), codes.size());
+    for (int c = 0; c < 256; ++c) {
+      const auto code = static_cast<uint8_t>(c);
+      uint8_t want = code;
+      if (fp8_is_nan(fp8_spec<E>(), code)) want = 0x7f;
+      if (fp8_spec<E>().has_inf && (c & 0x7f) == 0x7c) want = static_cast<uint8_t>((c & 0x80) | 0x7b);
+      EXPECT_EQ(+back[c], +want) << what << " round trip of code " << c;
+    }
+  }
+}
+
+TEST(ReduceConversions, Fp8EveryPathMatchesReference) {
+  SCOPED_TRACE("seed " + std::to_string(run_seed()));
+  std::mt19937_64 rng(run_seed());
+  check_fp8_conversions<E4M3>(&KernelTable::e4m3_to_float, &KernelTable::float_to_e4m3, rng);
+  check_fp8_conversions<E5M2>(&KernelTable::e5m2_to_float, &KernelTable::float_to_e5m2, rng);
+}
+
+// Known values, written out (CUDA's __nv_cvt_float_to_fp8 with
+// __NV_SATFINITE gives these bits): nearest even, saturation, NaN.
+TEST(ReduceConversions, Fp8KnownValues) {
+  const KernelTable& t = kernels::generic::kTable;
+  const auto e4m3 = [&](float f) {
+    uint8_t c = 0;
+    t.float_to_e4m3(&f, &c, 1);
+    return +c;
+  };
+  const auto e5m2 = [&](float f) {
+    uint8_t c = 0;
+    t.float_to_e5m2(&f, &c, 1);
+    return +c;
+  };
+  EXPECT_EQ(e4m3(1.0f), 0x38);
+  EXPECT_EQ(e4m3(1.0625f), 0x38);  // midpoint of 1 and 1.125: the even one
+  EXPECT_EQ(e4m3(1.1875f), 0x3a);  // midpoint of 1.125 and 1.25: 1.25
+  EXPECT_EQ(e4m3(std::nextafter(1.0625f, 2.0f)), 0x39);
+  EXPECT_EQ(e4m3(-2.0f), 0xc0);
+  EXPECT_EQ(e4m3(448.0f), 0x7e);
+  EXPECT_EQ(e4m3(464.0f), 0x7e);  // the midpoint above the largest
+  EXPECT_EQ(e4m3(1e6f), 0x7e);
+  EXPECT_EQ(e4m3(INFINITY), 0x7e);  // saturates: E4M3 has no infinity
+  EXPECT_EQ(e4m3(-INFINITY), 0xfe);
+  EXPECT_EQ(e4m3(NAN), 0x7f);
+  EXPECT_EQ(e4m3(-NAN), 0x7f);
+  EXPECT_EQ(e4m3(0x1p-6f), 0x08);    // smallest normal
+  EXPECT_EQ(e4m3(0x1p-9f), 0x01);    // smallest subnormal
+  EXPECT_EQ(e4m3(0x1p-10f), 0x00);   // half of it: ties to even, zero
+  EXPECT_EQ(e4m3(0x1.8p-10f), 0x01);
+  EXPECT_EQ(e4m3(0x1.8p-9f), 0x02);  // 1.5 steps: even, 2
+  EXPECT_EQ(e4m3(-0x1p-12f), 0x80);  // underflow keeps the sign
+  EXPECT_EQ(e5m2(1.0f), 0x3c);
+  EXPECT_EQ(e5m2(1.125f), 0x3c);  // midpoint of 1 and 1.25
+  EXPECT_EQ(e5m2(1.375f), 0x3e);  // midpoint of 1.25 and 1.5
+  EXPECT_EQ(e5m2(57344.0f), 0x7b);
+  EXPECT_EQ(e5m2(61440.0f), 0x7b);
+  EXPECT_EQ(e5m2(INFINITY), 0x7b);  // __NV_SATFINITE: infinity saturates too
+  EXPECT_EQ(e5m2(-INFINITY), 0xfb);
+  EXPECT_EQ(e5m2(NAN), 0x7f);
+  EXPECT_EQ(e5m2(0x1p-16f), 0x01);
+  EXPECT_EQ(e5m2(0x1p-17f), 0x00);
+  EXPECT_EQ(e5m2(0x1p-14f), 0x04);
+  float f[6];
+  const uint8_t codes[6] = {0x7e, 0xfe, 0x7f, 0x01, 0x08, 0x00};
+  t.e4m3_to_float(codes, f, 6);
+  EXPECT_EQ(f[0], 448.0f);
+  EXPECT_EQ(f[1], -448.0f);
+  EXPECT_TRUE(std::isnan(f[2]));
+  EXPECT_EQ(f[3], 0x1p-9f);
+  EXPECT_EQ(f[4], 0x1p-6f);
+  EXPECT_EQ(f[5], 0.0f);
+  const uint8_t codes5[6] = {0x7b, 0x7c, 0xfc, 0x7d, 0x01, 0x3c};
+  t.e5m2_to_float(codes5, f, 6);
+  EXPECT_EQ(f[0], 57344.0f);
+  EXPECT_EQ(f[1], INFINITY);
+  EXPECT_EQ(f[2], -INFINITY);
+  EXPECT_TRUE(std::isnan(f[3]));
+  EXPECT_EQ(f[4], 0x1p-16f);
+  EXPECT_EQ(f[5], 1.0f);
+}
+
+// A reduction that saturates and one that makes NaN, through the API.
+TEST(ReduceFp8, SaturatesAndPropagatesNan) {
+  const uint8_t big[2] = {0x7e, 0x7e};  // 448 + 448 = 896: 448
+  uint8_t out[2] = {};
+  const void* srcs[2] = {big, big};
+  reduce(out, srcs, 2, 2, DataType::Float8E4M3, ReduceOp::Sum);
+  EXPECT_EQ(+out[0], 0x7e);
+  const uint8_t inf[1] = {0x7c}, minus_inf[1] = {0xfc};
+  const void* opposite[2] = {inf, minus_inf};
+  reduce(out, opposite, 2, 1, DataType::Float8E5M2, ReduceOp::Sum);  // inf - inf
+  EXPECT_EQ(+out[0], 0x7f);
+  const uint8_t one[1] = {0x3c};
+  const void* with_inf[2] = {inf, one};
+  reduce(out, with_inf, 2, 1, DataType::Float8E5M2, ReduceOp::Max);  // inf, saturated
+  EXPECT_EQ(+out[0], 0x7b);
 }
 
 const KernelTable* best_supported() {

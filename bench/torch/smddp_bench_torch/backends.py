@@ -17,8 +17,8 @@ NATIVE_AVG = {"nccl"}
 NEEDS_CUDA = {"smddp", "nccl"}
 
 TORCH_DTYPES = {"int8": "int8", "uint8": "uint8", "int32": "int32", "uint32": "uint32", "int64": "int64",
-                "uint64": "uint64", "float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
-                "float64": "float64"}
+                "uint64": "uint64", "half": "float16", "bfloat16": "bfloat16", "float": "float32",
+                "double": "float64"}
 
 
 def torch_dtype(name):

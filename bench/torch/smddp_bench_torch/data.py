@@ -21,7 +21,7 @@ Spec = namedtuple("Spec", "collective dtype op seed nranks root")
 
 _BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _NP = {"int8": np.int8, "uint8": np.uint8, "int32": np.int32, "uint32": np.uint32, "int64": np.int64,
-       "uint64": np.uint64, "float16": np.float16, "float32": np.float32, "float64": np.float64}
+       "uint64": np.uint64, "half": np.float16, "float": np.float32, "double": np.float64}
 BLOCK = 1 << 20  # elements per block of expected values
 U = np.uint64
 
@@ -95,12 +95,12 @@ def _divide(values, dtype, n):
         # The sum as the dtype holds it, then C++'s truncating division.
         held = values.astype(np.int64).astype(_NP[dtype]).astype(np.int64)
         return _store(np.trunc(held / n), dtype)
-    if dtype == "float64":
+    if dtype == "double":
         return (values / float(n)).view(np.uint64)
     q = values.astype(np.float32) / np.float32(n)
-    if dtype == "float32":
+    if dtype == "float":
         return q.view(np.uint32)
-    if dtype == "float16":
+    if dtype == "half":
         return q.astype(np.float16).view(np.uint16)
     return _bf16_narrow(q)
 

@@ -105,7 +105,7 @@ def build_parser():
     p.add_argument("-n", "--iters", type=_int("iters"), default=20, help="timed iterations per row")
     p.add_argument("-w", "--warmup-iters", type=_int("warmup"), default=5, help="untimed iterations per row")
     p.add_argument("-c", "--check", type=_int("check"), default=1, help="checking iterations per row (0: off)")
-    p.add_argument("-d", "--datatype", default="float32", help="data type name, a comma list, or all")
+    p.add_argument("-d", "--datatype", default="float", help="data type name, a comma list, or all")
     p.add_argument("-o", "--op", default="sum", help="sum prod min max avg, a comma list, or all")
     p.add_argument("-r", "--root", type=_int("root"), default=0, help="root rank of broadcast and reduce")
     p.add_argument("-a", "--average", type=_int("average"), default=1,

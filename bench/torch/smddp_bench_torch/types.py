@@ -1,13 +1,14 @@
 """Names of collectives, dtypes and ops, spelled as smddp-bench spells them
 (collectives/src/core/types.cc), with the same aliases and sizes."""
 
-DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"]
+# nccl-tests' names (smddp-bench's since issue 22); fp8 is smddp-bench's only.
+DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "bfloat16", "float", "double"]
 DTYPE_SIZE = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8,
-              "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
-DTYPE_ALIASES = {"half": "float16", "fp16": "float16", "bf16": "bfloat16", "float": "float32", "fp32": "float32",
-                 "double": "float64", "fp64": "float64", "int": "int32", "char": "int8"}
+              "half": 2, "bfloat16": 2, "float": 4, "double": 8}
+DTYPE_ALIASES = {"float16": "half", "fp16": "half", "bf16": "bfloat16", "float32": "float", "fp32": "float",
+                 "float64": "double", "fp64": "double", "int": "int32", "char": "int8"}
 UNSIGNED = {"uint8", "uint32", "uint64"}
-FLOATS = {"float16", "bfloat16", "float32", "float64"}
+FLOATS = {"half", "bfloat16", "float", "double"}
 
 OPS = ["sum", "prod", "min", "max", "avg"]
 

@@ -4,7 +4,8 @@
 // Semantics, identical on every ISA path:
 //  - integers wrap on overflow (two's complement), Avg on integers truncates;
 //  - float16/bfloat16 are widened to float, combined, rounded to nearest even
-//    once per call;
+//    once per call; so are f8e4m3/f8e5m2, and their rounding saturates at
+//    the largest finite value (CUDA's __NV_SATFINITE, as NCCL converts);
 //  - Min/Max propagate NaN: if any input is NaN the result is NaN;
 //  - Avg combines like Sum; divide() applies the final division.
 #pragma once

@@ -11,10 +11,14 @@
 
 namespace smddp {
 
+// Names (nccl-tests' first, ours as aliases), sizes and order: the one table
+// in core/types.cc. Float8E4M3 is the "FN" variant (no infinities, NaN
+// S.1111.111, max 448); Float8E5M2 is IEEE-like (infinities, NaN). Both as
+// NCCL 2.24+ (ncclFloat8e4m3, ncclFloat8e5m2) and CUDA's __nv_fp8_* define them.
 enum class DataType : uint8_t {
-  Int8, Uint8, Int32, Uint32, Int64, Uint64, Float16, Bfloat16, Float32, Float64,
+  Int8, Uint8, Int32, Uint32, Int64, Uint64, Float16, Bfloat16, Float32, Float64, Float8E4M3, Float8E5M2,
 };
-inline constexpr int kNumDataTypes = 10;
+inline constexpr int kNumDataTypes = 12;
 
 enum class ReduceOp : uint8_t { Sum, Prod, Min, Max, Avg };
 inline constexpr int kNumReduceOps = 5;
@@ -30,6 +34,9 @@ inline constexpr int kNumCollectives = 11;
 
 size_t dtype_size(DataType t);
 bool dtype_is_float(DataType t);
+// nccl-tests' names: int8 ... half float double bfloat16 f8e4m3 f8e5m2, and
+// sum prod max min avg. parse_* also take our older names (float32,
+// float16, bf16, fp8_e4m3, ...).
 std::string_view to_string(DataType t);
 std::string_view to_string(ReduceOp op);
 std::string_view to_string(MemoryKind m);

@@ -7,16 +7,44 @@
 namespace smddp {
 namespace {
 
-constexpr std::array<DataType, kNumDataTypes> kDtypes = {
-    DataType::Int8,    DataType::Uint8,    DataType::Int32,   DataType::Uint32,
-    DataType::Int64,   DataType::Uint64,   DataType::Float16, DataType::Bfloat16,
-    DataType::Float32, DataType::Float64,
+// One row per DataType, in enum order: nccl-tests' name (what every output
+// prints), then the other names -d accepts (ours before issue 22, torch's).
+struct DtypeRow {
+  DataType dtype;
+  std::string_view name;
+  size_t size;
+  bool is_float;
+  std::array<std::string_view, 3> aliases;
 };
-constexpr std::array<std::string_view, kNumDataTypes> kDtypeNames = {
-    "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64",
-};
-constexpr std::array<size_t, kNumDataTypes> kDtypeSizes = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+constexpr std::array<DtypeRow, kNumDataTypes> kDtypeRows = {{
+    {DataType::Int8, "int8", 1, false, {"char"}},
+    {DataType::Uint8, "uint8", 1, false, {}},
+    {DataType::Int32, "int32", 4, false, {"int"}},
+    {DataType::Uint32, "uint32", 4, false, {}},
+    {DataType::Int64, "int64", 8, false, {}},
+    {DataType::Uint64, "uint64", 8, false, {}},
+    {DataType::Float16, "half", 2, true, {"float16", "fp16"}},
+    {DataType::Bfloat16, "bfloat16", 2, true, {"bf16"}},
+    {DataType::Float32, "float", 4, true, {"float32", "fp32"}},
+    {DataType::Float64, "double", 8, true, {"float64", "fp64"}},
+    {DataType::Float8E4M3, "f8e4m3", 1, true, {"fp8_e4m3", "float8_e4m3fn", "e4m3"}},
+    {DataType::Float8E5M2, "f8e5m2", 1, true, {"fp8_e5m2", "float8_e5m2", "e5m2"}},
+}};
+constexpr bool dtype_rows_in_enum_order() {
+  for (size_t i = 0; i < kDtypeRows.size(); ++i) {
+    if (static_cast<size_t>(kDtypeRows[i].dtype) != i) return false;
+  }
+  return true;
+}
+static_assert(dtype_rows_in_enum_order(), "kDtypeRows must follow enum DataType");
 
+constexpr auto kDtypes = [] {
+  std::array<DataType, kNumDataTypes> out{};
+  for (size_t i = 0; i < out.size(); ++i) out[i] = kDtypeRows[i].dtype;
+  return out;
+}();
+
+// In enum order; the names are nccl-tests' too.
 constexpr std::array<ReduceOp, kNumReduceOps> kOps = {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min,
                                                       ReduceOp::Max, ReduceOp::Avg};
 constexpr std::array<std::string_view, kNumReduceOps> kOpNames = {"sum", "prod", "min", "max", "avg"};
@@ -44,25 +72,22 @@ std::optional<Enum> find_name(const std::array<std::string_view, N>& names,
 
 }  // namespace
 
-size_t dtype_size(DataType t) { return kDtypeSizes[static_cast<size_t>(t)]; }
-bool dtype_is_float(DataType t) {
-  return t == DataType::Float16 || t == DataType::Bfloat16 || t == DataType::Float32 ||
-         t == DataType::Float64;
-}
-std::string_view to_string(DataType t) { return kDtypeNames[static_cast<size_t>(t)]; }
+size_t dtype_size(DataType t) { return kDtypeRows[static_cast<size_t>(t)].size; }
+bool dtype_is_float(DataType t) { return kDtypeRows[static_cast<size_t>(t)].is_float; }
+std::string_view to_string(DataType t) { return kDtypeRows[static_cast<size_t>(t)].name; }
 std::string_view to_string(ReduceOp op) { return kOpNames[static_cast<size_t>(op)]; }
 std::string_view to_string(MemoryKind m) { return m == MemoryKind::Host ? "host" : "cuda"; }
 std::string_view to_string(Collective c) { return kCollectiveNames[static_cast<size_t>(c)]; }
 
 std::optional<DataType> parse_dtype(std::string_view name) {
-  // Accept the nccl-tests spellings as aliases.
-  if (name == "half" || name == "fp16") return DataType::Float16;
-  if (name == "bf16") return DataType::Bfloat16;
-  if (name == "float" || name == "fp32") return DataType::Float32;
-  if (name == "double" || name == "fp64") return DataType::Float64;
-  if (name == "int") return DataType::Int32;
-  if (name == "char") return DataType::Int8;
-  return find_name(kDtypeNames, kDtypes, name);
+  if (name.empty()) return std::nullopt;
+  for (const DtypeRow& row : kDtypeRows) {
+    if (row.name == name) return row.dtype;
+    for (std::string_view alias : row.aliases) {
+      if (alias == name) return row.dtype;
+    }
+  }
+  return std::nullopt;
 }
 std::optional<ReduceOp> parse_op(std::string_view name) { return find_name(kOpNames, kOps, name); }
 std::optional<MemoryKind> parse_memory_kind(std::string_view name) {

@@ -5,13 +5,14 @@
 //  - head / tail: the elements before the first aligned vector and after the
 //    last one, done one element per thread;
 //  - format: how a stored element becomes the value it is combined in
-//    (itself, or float for the 16-bit float types).
+//    (itself, or float for the 16- and 8-bit float types).
 //
 // One grid-stride kernel per (format, op); each thread keeps kUnroll vectors
 // of every source in flight so the loads cover the memory latency. The
 // element arithmetic repeats the host kernels' (kernels/kernels_impl.h) so
 // both give the same bits.
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 
 #include <algorithm>
 #include <atomic>
@@ -121,6 +122,17 @@ struct Bf16Format {
     const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
     return static_cast<uint16_t>(nan ? (x >> 16) | 0x40u : rounded);
   }
+};
+
+// fp8 through CUDA's own conversions: exact widening, and narrowing with
+// __NV_SATFINITE as NCCL does (nearest even, saturating at the largest
+// finite value, NaN to 0x7f); the host's convert_impl.h gives the same bits.
+template <__nv_fp8_interpretation_t kKind>
+struct Fp8Format {
+  using Storage = uint8_t;
+  using Compute = float;
+  __device__ static float widen(uint8_t c) { return __half2float(__half(__nv_cvt_fp8_to_halfraw(c, kKind))); }
+  __device__ static uint8_t narrow(float f) { return __nv_cvt_float_to_fp8(f, __NV_SATFINITE, kKind); }
 };
 
 template <typename S>
@@ -321,6 +333,8 @@ constexpr LaunchTable make_table() {
   fill_row<Bf16Format>(t, DataType::Bfloat16);
   fill_row<NativeFormat<float>>(t, DataType::Float32);
   fill_row<NativeFormat<double>>(t, DataType::Float64);
+  fill_row<Fp8Format<__NV_E4M3>>(t, DataType::Float8E4M3);
+  fill_row<Fp8Format<__NV_E5M2>>(t, DataType::Float8E5M2);
   return t;
 }
 

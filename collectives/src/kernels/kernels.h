@@ -20,9 +20,11 @@ namespace smddp::kernels {
 using ReduceFn = void (*)(void* dst, const void* const* srcs, int nsrc, size_t count);
 // dst[i] /= divisor, divisor >= 1.
 using DivideFn = void (*)(void* dst, size_t count, int divisor);
-// Element conversions of the 16-bit float types, the ones the kernels use.
+// Element conversions of the 16- and 8-bit float types, the ones the kernels use.
 using WidenFn = void (*)(const uint16_t* in, float* out, size_t count);
 using NarrowFn = void (*)(const float* in, uint16_t* out, size_t count);
+using Widen8Fn = void (*)(const uint8_t* in, float* out, size_t count);
+using Narrow8Fn = void (*)(const float* in, uint8_t* out, size_t count);
 
 struct KernelTable {
   std::string_view isa;  // "avx512", "avx2" or "generic"
@@ -32,6 +34,10 @@ struct KernelTable {
   NarrowFn float_to_f16;
   WidenFn bf16_to_float;
   NarrowFn float_to_bf16;
+  Widen8Fn e4m3_to_float;
+  Narrow8Fn float_to_e4m3;
+  Widen8Fn e5m2_to_float;
+  Narrow8Fn float_to_e5m2;
 };
 
 namespace generic {

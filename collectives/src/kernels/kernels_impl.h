@@ -15,8 +15,9 @@
 // Order of operations is fixed (src0 op src1 op src2 ..., per element, left
 // to right) so every path gives the same bits. Integers are combined in an
 // unsigned type of at least int's width, so overflow wraps instead of being
-// undefined. float16/bfloat16 are widened to float once per block, combined
-// in float and rounded once at the end.
+// undefined. float16/bfloat16 and the fp8 types are widened to float once
+// per block, combined in float and rounded once at the end (fp8: saturating,
+// see convert_impl.h).
 #pragma once
 
 #include <cstddef>
@@ -142,26 +143,37 @@ struct NativeFamily {
 };
 
 struct F16Format {
+  using Bits = uint16_t;
   static void widen(const uint16_t* in, float* out, size_t n) { f16_widen(in, out, n); }
   static void narrow(const float* in, uint16_t* out, size_t n) { f16_narrow(in, out, n); }
 };
 
 struct Bf16Format {
+  using Bits = uint16_t;
   static void widen(const uint16_t* in, float* out, size_t n) { bf16_widen(in, out, n); }
   static void narrow(const float* in, uint16_t* out, size_t n) { bf16_narrow(in, out, n); }
 };
 
-// float16 and bfloat16: widen a block into a float accumulator, fold the
-// other sources in float, round once when the block is written back.
+template <typename Layout>
+struct Fp8Format {
+  using Bits = uint8_t;
+  static void widen(const uint8_t* in, float* out, size_t n) { fp8_widen<Layout>(in, out, n); }
+  static void narrow(const float* in, uint8_t* out, size_t n) { fp8_narrow<Layout>(in, out, n); }
+};
+
+// float16, bfloat16 and fp8: widen a block into a float accumulator, fold
+// the other sources in float, round once when the block is written back.
 template <typename Format>
 struct HalfFamily {
+  using Bits = typename Format::Bits;
+
   template <typename Op>
   static void reduce(void* dst, const void* const* srcs, int nsrc, size_t count) {
     if (count == 0) return;
-    auto* d = static_cast<uint16_t*>(dst);
-    const auto src = [srcs](int s) { return static_cast<const uint16_t*>(srcs[s]); };
+    auto* d = static_cast<Bits*>(dst);
+    const auto src = [srcs](int s) { return static_cast<const Bits*>(srcs[s]); };
     if (nsrc == 1) {
-      if (dst != srcs[0]) __builtin_memcpy(dst, srcs[0], count * sizeof(uint16_t));
+      if (dst != srcs[0]) __builtin_memcpy(dst, srcs[0], count * sizeof(Bits));
       return;
     }
     alignas(64) float acc[kHalfBlock];
@@ -178,7 +190,7 @@ struct HalfFamily {
   }
 
   static void divide(void* dst, size_t count, int divisor) {
-    auto* d = static_cast<uint16_t*>(dst);
+    auto* d = static_cast<Bits*>(dst);
     const auto q = static_cast<float>(divisor);
     alignas(64) float acc[kHalfBlock];
     for (size_t off = 0; off < count; off += kHalfBlock) {
@@ -214,10 +226,16 @@ constexpr KernelTable make_table() {
   fill_row<HalfFamily<Bf16Format>>(t, DataType::Bfloat16);
   fill_row<NativeFamily<float>>(t, DataType::Float32);
   fill_row<NativeFamily<double>>(t, DataType::Float64);
+  fill_row<HalfFamily<Fp8Format<E4M3Layout>>>(t, DataType::Float8E4M3);
+  fill_row<HalfFamily<Fp8Format<E5M2Layout>>>(t, DataType::Float8E5M2);
   t.f16_to_float = &f16_widen;
   t.float_to_f16 = &f16_narrow;
   t.bf16_to_float = &bf16_widen;
   t.float_to_bf16 = &bf16_narrow;
+  t.e4m3_to_float = &fp8_widen<E4M3Layout>;
+  t.float_to_e4m3 = &fp8_narrow<E4M3Layout>;
+  t.e5m2_to_float = &fp8_widen<E5M2Layout>;
+  t.float_to_e5m2 = &fp8_narrow<E5M2Layout>;
   return t;
 }
 

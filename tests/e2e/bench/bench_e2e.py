@@ -99,7 +99,7 @@ def test_dtypes_ops():
         fail(f"exit {r.returncode}\n{r.stdout[-3000:]}\n{r.stderr}")
     rows = table_rows(r.stdout)
     bad = [row for row in rows if row[8] != "0" or row[12] != "0"]
-    if bad or len(rows) != 3 * 10 * 5 * 3 * 2:
+    if bad or len(rows) != 3 * 12 * 5 * 3 * 2:  # 12 dtypes, fp8 included
         fail(f"{len(bad)} rows with wrong values of {len(rows)}: {bad[:3]}")
     print(f"{len(rows)} rows exact")
 
@@ -373,6 +373,33 @@ def test_bad_input():
             if os.listdir(d):
                 fail(f"{args}: created {os.listdir(d)}")
     print(f"{len(BAD) + 2} bad invocations refused with exit 64")
+
+
+def test_dtype_names():
+    """fp8 through smddp and mpi (our kernels in a user-defined MPI_Op), exact
+    at 2 and 4 ranks; nccl-tests' type names printed, ours accepted; -G
+    refused on host memory."""
+    for np, dtype in ((2, "f8e4m3"), (4, "f8e5m2"), (4, "f8e4m3")):
+        r = run(mpirun(np, "allreduce", "reducescatter", "-b", "64", "-e", "64K", "-f", "32", "-d", dtype,
+                       "-o", "sum,avg,max", "-c", "1", "-n", "1", "-w", "0", "--backend", "smddp,mpi"))
+        rows = table_rows(r.stdout)
+        if r.returncode != 0 or len(rows) != 2 * 3 * 3 * 2:
+            fail(f"{dtype} on {np}: exit {r.returncode}, {len(rows)} rows\n{r.stdout[-2000:]}\n{r.stderr}")
+        bad = [row for row in rows if row[2] != dtype or row[8] != "0" or row[12] != "0"]
+        if bad or {"smddp", "mpi"} - {t for row in rows for t in row}:
+            fail(f"{dtype} on {np}: rows {bad[:3]} (want type {dtype}, #wrong 0, both backends)")
+    # nccl-tests' names, our older ones as aliases: the table prints nccl-tests'.
+    for given, shown in (("float", "float"), ("half", "half"), ("float32", "float"), ("float16", "half"),
+                         ("bf16", "bfloat16"), ("double", "double")):
+        r = run(mpirun(1, "allreduce", "-b", "1K", "-e", "1K", "-d", given, "-c", "1", "-n", "1", "-w", "0"))
+        rows = table_rows(r.stdout)
+        if r.returncode != 0 or [row[2] for row in rows] != [shown] or rows[0][8] != "0":
+            fail(f"-d {given}: exit {r.returncode}, rows {rows}, want type {shown}\n{r.stderr}")
+    r = run([ARGS.bench, "allreduce", "-G", "1"], timeout=30)
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    if r.returncode != 64 or len(lines) != 1 or "CUDA graph" not in lines[0]:
+        fail(f"-G 1 on host memory: exit {r.returncode}, {lines}")
+    print("fp8 exact on smddp and mpi at 2 and 4 ranks; names and aliases; -G refused")
 
 
 def test_threshold():

@@ -59,6 +59,8 @@ bool is_nan(DataType t, const unsigned char* p) {
       std::memcpy(&x, p, 8);
       return (x & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
     }
+    case DataType::Float8E4M3: return (*p & 0x7fu) == 0x7fu;
+    case DataType::Float8E5M2: return (*p & 0x7fu) > 0x7cu;
     default:
       return false;
   }

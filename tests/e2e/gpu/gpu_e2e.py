@@ -175,7 +175,8 @@ def test_micro_smoke():
     if not copy or copy[1] != "1.00":
         fail(f"no copy-kernel baseline row with fraction 1.00: {sorted(rows)}")
     want = [f"reduce_into sum {t}" for t in
-            ("int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64")]
+            ("int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "bfloat16", "float", "double",
+             "f8e4m3", "f8e5m2")]
     missing = [w for w in want if w not in rows]
     if missing:
         fail(f"rows missing: {missing}")

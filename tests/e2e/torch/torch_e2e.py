@@ -28,7 +28,7 @@ ARGS = None
 SKIP = 77
 SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 COLLECTIVES = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier"]
-DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"]
+DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "bfloat16", "float", "double"]
 OPS = ["sum", "prod", "min", "max", "avg"]
 REDUCING = {"allreduce", "reducescatter", "reduce"}
 
@@ -284,11 +284,11 @@ def gloo_sweep(n):
                 if (c, t, op) not in ran and (c, t, op) not in skipped and c != "barrier":
                     fail(f"{c} {t} {op}: neither measured nor skipped")
     # What gloo has in every torch since 1.13: these must have run, checked.
-    must = [("allreduce", t, op) for t in ("int8", "uint8", "int32", "int64", "float16", "float32", "float64")
+    must = [("allreduce", t, op) for t in ("int8", "uint8", "int32", "int64", "half", "float", "double")
             for op in OPS]
     must += [(c, t, "sum") for c in ("allgather_list", "broadcast", "alltoall")
-             for t in ("int8", "int32", "float32", "float64")]
-    must += [("reduce", t, op) for t in ("int32", "float64") for op in OPS]
+             for t in ("int8", "int32", "float", "double")]
+    must += [("reduce", t, op) for t in ("int32", "double") for op in OPS]
     missing = [m for m in must if m not in ran]
     if missing:
         fail(f"gloo rows missing: {missing[:5]}")
