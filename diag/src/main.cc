@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   commands.push_back(make_fabric_command(app, global));
   commands.push_back(make_preflight_command(app, global));
   commands.push_back(make_exporter_command(app, global));
+  commands.push_back(make_isolate_command(app, global));
+  commands.push_back(make_baseline_command(app, global));
 
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
   smddp::config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
@@ -68,10 +70,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (what.empty() || what.find("subcommand") != std::string::npos) {
-      what = "a subcommand is required: topo, fabric, preflight or exporter";
+      what = "a subcommand is required: topo, fabric, preflight, exporter, isolate or baseline";
       for (int i = 1; i < argc; ++i) {
         if (argv[i][0] != '-') {
-          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight or exporter";
+          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight, exporter, isolate or baseline";
           break;
         }
       }
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
   for (auto& c : commands) {
     if (c->app()->parsed()) selected = c.get();
   }
-  if (!selected) return usage_error("a subcommand is required: topo, fabric, preflight or exporter");
+  if (!selected) return usage_error("a subcommand is required: topo, fabric, preflight, exporter, isolate or baseline");
   try {
     selected->validate();
   } catch (const smddp::UsageError& e) {
