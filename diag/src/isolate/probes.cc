@@ -25,14 +25,21 @@ bool wait_all(std::vector<MPI_Request>& requests, size_t receives, Deadline dead
     if (Clock::now() >= deadline) break;
     backoff.pause();
   }
+  // A receive the stopped peer had begun to fill cannot be cancelled, and
+  // MPI_Wait on it would block until the peer resumes: poll briefly, then
+  // release it (its buffer is kept, see abandoned()).
   for (size_t i = 0; i < requests.size(); ++i) {
     if (requests[i] == MPI_REQUEST_NULL) continue;
-    if (i < receives) {
-      MPI_Cancel(&requests[i]);
-      MPI_Wait(&requests[i], MPI_STATUS_IGNORE);
-    } else {
-      MPI_Request_free(&requests[i]);
+    if (i < receives) MPI_Cancel(&requests[i]);
+  }
+  const Deadline grace = deadline_in(0.1);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    int done = 0;
+    while (i < receives && requests[i] != MPI_REQUEST_NULL && !done && Clock::now() < grace) {
+      MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE);
+      if (!done) backoff.pause();
     }
+    if (requests[i] != MPI_REQUEST_NULL) MPI_Request_free(&requests[i]);
   }
   return false;
 }

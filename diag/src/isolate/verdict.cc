@@ -34,6 +34,12 @@ std::vector<int> Isolation::alive() const {
 
 namespace {
 
+NodeTest make_test(std::vector<int> nodes) {
+  NodeTest t;
+  t.nodes = std::move(nodes);
+  return t;
+}
+
 // What a metric must reach: the floor, and the fleet's median less K MADs
 // (the MAD at least mad_floor of the median) once three nodes give a value.
 struct Bar {
@@ -194,13 +200,13 @@ std::vector<NodeTest> Isolation::retry_round() {
     if (pick < 0) continue;
     used.insert(s);
     used.insert(pick);
-    out.push_back(NodeTest{{s, pick}});
+    out.push_back(make_test({s, pick}));
   }
   for (const auto& [a, b] : j.links) {
     if (used.count(a) || used.count(b)) continue;
     used.insert(a);
     used.insert(b);
-    out.push_back(NodeTest{{a, b}});
+    out.push_back(make_test({a, b}));
   }
   return out;
 }
@@ -211,7 +217,7 @@ std::vector<NodeTest> Isolation::next_round() {
   while (out.empty() && phase_ != Phase::Done) {
     switch (phase_) {
       case Phase::Pairs:
-        for (size_t i = 0; i + 1 < live.size(); i += 2) out.push_back(NodeTest{{live[i], live[i + 1]}});
+        for (size_t i = 0; i + 1 < live.size(); i += 2) out.push_back(make_test({live[i], live[i + 1]}));
         phase_ = Phase::Shifted;
         break;
       case Phase::Shifted:
@@ -219,13 +225,13 @@ std::vector<NodeTest> Isolation::next_round() {
         // a second partner, so one bad node cannot condemn a good one; with an
         // odd count the first node sits this one out. Two nodes re-test their pair.
         if (live.size() == 2) {
-          out.push_back(NodeTest{{live[0], live[1]}});
+          out.push_back(make_test({live[0], live[1]}));
         } else if (live.size() > 2) {
           const size_t n = live.size();
           const size_t pairs = n / 2;
           for (size_t i = 0; i < pairs; ++i) {
             const size_t a = 2 * i + 1, b = (2 * i + 2) % n;
-            out.push_back(NodeTest{{live[a], live[b]}});
+            out.push_back(make_test({live[a], live[b]}));
           }
         }
         phase_ = Phase::Retry;
@@ -249,7 +255,7 @@ std::vector<NodeTest> Isolation::next_round() {
           }
           if (static_cast<int>(group.size()) >= std::max(limits_.bisect_min_nodes, 4)) bisect_groups_.push_back(group);
         }
-        for (auto& g : bisect_groups_) out.push_back(NodeTest{g});
+        for (auto& g : bisect_groups_) out.push_back(make_test(g));
         bisect_groups_.clear();
         if (out.empty()) phase_ = Phase::Done;
         break;

@@ -35,7 +35,7 @@ import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
 ARGS = None
 SKIP = 77
 # Small, quick probes; the per-round bound is round-timeout + 2 + 0.2 x round-timeout.
-QUICK = ["--bytes", "256KiB", "--iterations", "3", "--warmup", "1", "--stream-bytes", "64KiB", "--window", "4",
+QUICK = ["--bytes", "1MiB", "--iterations", "4", "--warmup", "1", "--stream-bytes", "256KiB", "--window", "4",
          "--stream-iterations", "4", "--round-timeout", "10", "--mad-k", "5"]
 
 
@@ -130,7 +130,9 @@ def test_isolate_stopped():
     namespaces_possible()
     with Cluster("iso2", 232) as c:
         victim = 3
-        p = subprocess.Popen(c.command(*isolate_args(4, 1, "--retries", "1")), env=c.env, stdout=subprocess.PIPE,
+        # The victim's partner keeps requests to it in flight and measures
+        # slower afterwards on these shared cores: judge only gross slowness.
+        p = subprocess.Popen(c.command(*isolate_args(4, 1, "--retries", "1", "--mad-floor", "0.15")), env=c.env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
         # Rank 0 announces the first round once every rank has joined.
         t_start = time.time()
@@ -138,7 +140,7 @@ def test_isolate_stopped():
             if "round 1:" in line:
                 break
         pid = None
-        for pid_, rank in ((q, rank_processes.launcher_rank(q)) for q in rank_processes.processes(ARGS.diag, True)):
+        for pid_, rank in ((q, rank_processes.launcher_rank(q)) for q in rank_processes.processes(ARGS.diag, False)):
             if rank == victim:
                 pid = pid_
         if pid is None:
@@ -238,6 +240,7 @@ def main():
     ap.add_argument("--bench", required=True)
     ap.add_argument("case")
     ARGS = ap.parse_args()
+    ARGS.diag, ARGS.bench = os.path.abspath(ARGS.diag), os.path.abspath(ARGS.bench)
     fn = globals().get("test_" + ARGS.case)
     if not fn:
         fail(f"unknown case {ARGS.case}")

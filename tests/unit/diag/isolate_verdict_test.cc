@@ -14,7 +14,6 @@ struct Sim {
   std::vector<double> speed;                 // per node, GB/s
   std::map<std::pair<int, int>, double> link;  // slow links
   std::set<int> dead;                        // never answer
-  int max_round_tests_seen = 0;
 };
 
 // Runs the isolation to the end; returns the verdicts.
@@ -76,7 +75,8 @@ TEST(IsolateVerdict, MedianMad) {
 
 TEST(IsolateVerdict, HealthyClusterNamesNobodyInTwoRounds) {
   for (int n : {2, 3, 4, 5, 8}) {
-    Sim s{std::vector<double>(static_cast<size_t>(n), 10.0)};
+    Sim s;
+    s.speed = std::vector<double>(static_cast<size_t>(n), 10.0);
     Isolation iso(labels(n), {});
     EXPECT_TRUE(failed(simulate(s, iso)).empty()) << n << " nodes";
     EXPECT_EQ(iso.rounds(), 2) << n << " nodes";
@@ -86,7 +86,8 @@ TEST(IsolateVerdict, HealthyClusterNamesNobodyInTwoRounds) {
 TEST(IsolateVerdict, SlowNodeIsNamedAlone) {
   for (int n : {3, 4, 5, 8, 9}) {
     for (int bad = 0; bad < n; ++bad) {
-      Sim s{std::vector<double>(static_cast<size_t>(n), 10.0)};
+      Sim s;
+      s.speed = std::vector<double>(static_cast<size_t>(n), 10.0);
       s.speed[static_cast<size_t>(bad)] = 0.5;
       Isolation iso(labels(n), {});
       auto v = simulate(s, iso);
@@ -98,7 +99,8 @@ TEST(IsolateVerdict, SlowNodeIsNamedAlone) {
 }
 
 TEST(IsolateVerdict, SlowLinkIsPinnedToTheLink) {
-  Sim s{std::vector<double>(4, 10.0)};
+  Sim s;
+  s.speed = std::vector<double>(4, 10.0);
   s.link[{0, 1}] = 0.5;  // tested in the first round; both ends pass with others
   Isolation iso(labels(4), {});
   auto v = simulate(s, iso);
@@ -111,7 +113,8 @@ TEST(IsolateVerdict, SlowLinkIsPinnedToTheLink) {
 }
 
 TEST(IsolateVerdict, SilentNodeIsNamedAndDropped) {
-  Sim s{std::vector<double>(4, 10.0)};
+  Sim s;
+  s.speed = std::vector<double>(4, 10.0);
   s.dead = {2};
   Isolation iso(labels(4), {});
   auto v = simulate(s, iso);
@@ -123,7 +126,8 @@ TEST(IsolateVerdict, SilentNodeIsNamedAndDropped) {
 }
 
 TEST(IsolateVerdict, FloorFailsEveryNodeBelowIt) {
-  Sim s{std::vector<double>(4, 10.0)};
+  Sim s;
+  s.speed = std::vector<double>(4, 10.0);
   IsolateLimits l;
   l.min_busbw_gbs = 20;
   Isolation iso(labels(4), l);
@@ -134,7 +138,8 @@ TEST(IsolateVerdict, FloorFailsEveryNodeBelowIt) {
 
 TEST(IsolateVerdict, LargeJobsBisectInLogRounds) {
   const int n = 64;
-  Sim s{std::vector<double>(n, 10.0)};
+  Sim s;
+  s.speed = std::vector<double>(n, 10.0);
   Isolation iso(labels(n), {});
   EXPECT_TRUE(failed(simulate(s, iso)).empty());
   EXPECT_EQ(iso.rounds(), 3);  // two pairings, one group of all 64 that passes
