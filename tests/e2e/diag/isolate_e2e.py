@@ -179,7 +179,8 @@ def test_isolate_healthy():
                 doc = json.loads(r.stdout)
                 kinds = {t["kind"] for t in doc["isolate"]["tests"]}
                 if r.returncode != 0 or not all(n["healthy"] for n in doc["nodes"]) or "group" not in kinds:
-                    fail(f"run {i}: exit {r.returncode}, kinds {kinds}\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}")
+                    named = {n["host"]: n["checks"][0]["reason"] for n in doc["nodes"] if not n["healthy"]}
+                    fail(f"run {i}: exit {r.returncode}, kinds {kinds}, named {named}\n{r.stderr[-2000:]}")
                 continue
             bad, good = named_hosts(r.stdout)
             if r.returncode != 0 or bad or len(good) != 4:
@@ -195,7 +196,7 @@ def test_baseline_gate():
         runs = []
         for i in range(2):
             path = os.path.join(d, f"run{i}.json")
-            r = c.run(*bench, "--json", path)
+            r = c.run(*bench, "-J", path)
             if r.returncode != 0:
                 fail(f"bench run {i}: exit {r.returncode}\n{r.stderr[-2000:]}")
             runs.append(path)
