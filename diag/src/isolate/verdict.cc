@@ -114,21 +114,35 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     }
     if (!v.reasons.empty()) j.node_failed.insert(static_cast<int>(i));
   }
-  // Links: every test of the pair failed, while both ends pass elsewhere.
+  // Links: every test of the pair failed, while both ends pass elsewhere. A
+  // link is judged against the fleet of links, each by its best test (a
+  // node's number, the best over several partners, runs higher).
   std::map<std::pair<int, int>, std::vector<const NodeTest*>> by_pair;
   for (const auto& t : tests) {
     if (t.pair()) by_pair[{std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}].push_back(&t);
   }
+  std::vector<double> pair_b, pair_s;
+  for (const auto& [pair, list] : by_pair) {
+    std::optional<double> b, s;
+    for (const NodeTest* t : list) {
+      if (!t->error.empty()) continue;
+      b = std::max(b.value_or(0), t->busbw_gbs);
+      s = std::max(s.value_or(0), t->stream_gbs);
+    }
+    if (b) pair_b.push_back(*b);
+    if (s) pair_s.push_back(*s);
+  }
+  const Bar link_busbw = make_bar(pair_b, l.min_busbw_gbs, l), link_stream = make_bar(pair_s, l.min_stream_gbs, l);
   for (const auto& [pair, list] : by_pair) {
     if (j.node_failed.count(pair.first) || j.node_failed.count(pair.second)) continue;
     std::string why;
     for (const NodeTest* t : list) {
       if (!t->error.empty()) {
         why = t->error;
-      } else if (j.busbw.low(t->busbw_gbs)) {
-        why = j.busbw.why("allreduce busbw", t->busbw_gbs, l.mad_k);
-      } else if (j.stream.low(t->stream_gbs)) {
-        why = j.stream.why("bidirectional bandwidth", t->stream_gbs, l.mad_k);
+      } else if (link_busbw.low(t->busbw_gbs)) {
+        why = link_busbw.why("allreduce busbw", t->busbw_gbs, l.mad_k);
+      } else if (link_stream.low(t->stream_gbs)) {
+        why = link_stream.why("bidirectional bandwidth", t->stream_gbs, l.mad_k);
       } else {
         why.clear();
         break;  // one good test clears the link
@@ -221,19 +235,22 @@ std::vector<NodeTest> Isolation::next_round() {
         phase_ = Phase::Shifted;
         break;
       case Phase::Shifted:
-        // A second, different matching (1-2, 3-4, ..., last-0): every node gets
-        // a second partner, so one bad node cannot condemn a good one; with an
-        // odd count the first node sits this one out. Two nodes re-test their pair.
+        // A second, different matching, so one bad node cannot condemn a good
+        // one: 1-2, 3-4, ..., last-0 for an even count; for an odd one the
+        // node left out of the first round meets the first node (last-0,
+        // 1-2, ..., and one node sits out). Three nodes need all three pairs.
         if (live.size() == 2) {
           out.push_back(make_test({live[0], live[1]}));
         } else if (live.size() > 2) {
           const size_t n = live.size();
-          const size_t pairs = n / 2;
-          for (size_t i = 0; i < pairs; ++i) {
-            const size_t a = 2 * i + 1, b = (2 * i + 2) % n;
-            out.push_back(make_test({live[a], live[b]}));
-          }
+          if (n % 2) out.push_back(make_test({live[n - 1], live[0]}));
+          for (size_t a = 1; a + 1 < n - (n % 2); a += 2) out.push_back(make_test({live[a], live[a + 1]}));
+          if (n % 2 == 0) out.push_back(make_test({live[n - 1], live[0]}));
         }
+        phase_ = live.size() == 3 ? Phase::Third : Phase::Retry;
+        break;
+      case Phase::Third:
+        out.push_back(make_test({live[1], live[2]}));
         phase_ = Phase::Retry;
         break;
       case Phase::Retry:

@@ -58,7 +58,7 @@ class Isolation {
   std::vector<NodeVerdict> verdicts() const;
 
  private:
-  enum class Phase { Pairs, Shifted, Retry, Bisect, Done };
+  enum class Phase { Pairs, Shifted, Third, Retry, Bisect, Done };
   std::vector<int> alive() const;
   std::set<int> suspects() const;  // failed nodes that still answer
   std::vector<NodeTest> retry_round();
