@@ -36,7 +36,12 @@ ARGS = None
 SKIP = 77
 # Small, quick probes; the per-round bound is round-timeout + 2 + 0.2 x round-timeout.
 QUICK = ["--bytes", "1MiB", "--iterations", "4", "--warmup", "1", "--stream-bytes", "256KiB", "--window", "4",
-         "--stream-iterations", "4", "--round-timeout", "10", "--mad-k", "5"]
+         "--stream-iterations", "4", "--round-timeout", "10"]
+# The fleet judgement on these shared, noisy cores: healthy hosts here vary by
+# 20-50 % between tests, so the runs that must name nobody allow 5 MADs; with
+# four hosts the throttled one itself widens the MAD, so that case keeps the
+# default 3 (it is 20-40x slower than the others).
+NOISY = ["--mad-k", "5"]
 
 
 def fail(msg):
@@ -86,8 +91,8 @@ class Cluster:
         return subprocess.run(self.command(*mpirun_args), env=self.env, capture_output=True, text=True, timeout=timeout)
 
 
-def isolate_args(np, per_host, *extra):
-    return ["-np", str(np), "--npernode", str(per_host), ARGS.diag, "isolate", *QUICK, *extra]
+def isolate_args(np, per_host, *extra, k=NOISY):
+    return ["-np", str(np), "--npernode", str(per_host), ARGS.diag, "isolate", *QUICK, *k, *extra]
 
 
 def named_hosts(stdout):
@@ -109,7 +114,7 @@ def test_isolate_throttled():
         c.throttle(2)
         out = os.path.join(d, "isolate.json")
         prom = os.path.join(d, "isolate.prom")
-        r = c.run(*isolate_args(4, 1, "--json", out, "--print-drain", "--prom-textfile", prom))
+        r = c.run(*isolate_args(4, 1, "--json", out, "--print-drain", "--prom-textfile", prom, k=[]))
         bad, good = named_hosts(r.stdout)
         if r.returncode != 1 or set(bad) != {c.host(2)} or len(good) != 3:
             fail(f"want exactly {c.host(2)} named and exit 1; exit {r.returncode}\n{r.stdout}\n{r.stderr[-3000:]}")
