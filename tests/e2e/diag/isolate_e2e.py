@@ -18,6 +18,8 @@ Cases:
   baseline_gate      smddp-diag baseline learn from two runs; smddp-bench
       --baseline passes that baseline (generous tolerance) and fails, exit 2,
       with the rows named, against one 100x faster than measured
+  isolate_bad_input  bad flags and result files: one line, exit 64, nothing
+      written (no namespaces needed)
 """
 import argparse
 import json
@@ -236,6 +238,32 @@ def test_baseline_gate():
         if r.returncode != 64 or "unknown key 'busbw'" not in r.stderr or r.stderr.count("unknown key") != 1:
             fail(f"malformed baseline: exit {r.returncode}\n{r.stderr[-2000:]}")
         print(f"learned {len(entries)} entries; own baseline passes; 100x baseline fails {len(below)} rows with exit 2")
+
+
+def test_isolate_bad_input():
+    """Bad flags and files: one line, exit 64, nothing written; no namespaces needed."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.yaml")
+        notjson = os.path.join(d, "x.json")
+        with open(notjson, "w") as f:
+            f.write("{\"tool\": \"x\"}")
+        cases = [
+            (["isolate", "--mad-k", "0"], "--mad-k must be positive"),
+            (["isolate", "--bytes", "lots"], "--bytes 'lots'"),
+            (["isolate", "--round-timeout", "0"], "--round-timeout must be positive"),
+            (["isolate"], "run it under mpirun or srun"),
+            (["isolate", "--profile", "no-such-profile"], "unknown profile 'no-such-profile'"),
+            (["baseline", "learn", os.path.join(d, "none.json"), "-o", out], "cannot read"),
+            (["baseline", "learn", notjson, "-o", out], "neither smddp-bench JSON ('rows') nor nccl-tests JSON ('results')"),
+            (["baseline", "learn", notjson, "-o", out, "--tolerance", "1.5"], "--tolerance must be a fraction"),
+        ]
+        for args, want in cases:
+            env = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_COMM_WORLD", "PMIX_", "PMI_"))}
+            r = subprocess.run([ARGS.diag, *args], capture_output=True, text=True, timeout=30, env=env)
+            err = r.stderr.strip().splitlines()
+            if r.returncode != 64 or len(err) != 1 or want not in err[0] or r.stdout or os.path.exists(out):
+                fail(f"smddp-diag {' '.join(args)}: want exit 64, one line with {want!r}; exit {r.returncode}\n{r.stderr}{r.stdout}")
+        print(f"{len(cases)} bad invocations: one line each, exit 64")
 
 
 def main():
