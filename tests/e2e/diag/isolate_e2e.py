@@ -18,6 +18,8 @@ Cases:
   baseline_gate      smddp-diag baseline learn from two runs; smddp-bench
       --baseline passes that baseline (generous tolerance) and fails, exit 2,
       with the rows named, against one 100x faster than measured
+  baseline_profiles  every shipped profile loads; the instance profiles'
+      baselines are accepted by smddp-bench --baseline
   isolate_bad_input  bad flags and result files: one line, exit 64, nothing
       written (no namespaces needed)
 """
@@ -264,6 +266,29 @@ def test_isolate_bad_input():
             if r.returncode != 64 or len(err) != 1 or want not in err[0] or r.stdout or os.path.exists(out):
                 fail(f"smddp-diag {' '.join(args)}: want exit 64, one line with {want!r}; exit {r.returncode}\n{r.stderr}{r.stdout}")
         print(f"{len(cases)} bad invocations: one line each, exit 64")
+
+
+def test_baseline_profiles():
+    """Every shipped profile loads, and the instance profiles' baselines are valid gates."""
+    pdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "diag", "profiles")
+    names = sorted(f[:-5] for f in os.listdir(pdir) if f.endswith(".yaml"))
+    with_baseline = 0
+    for n in names:
+        path = os.path.join(pdir, n + ".yaml")
+        r = subprocess.run([ARGS.diag, "preflight", "--profile", path, "--checks", "memlock"], capture_output=True, text=True,
+                           timeout=30)
+        if r.returncode not in (0, 1):
+            fail(f"profile {n}: exit {r.returncode}: {r.stderr}")
+        if "baseline:" in open(path).read():
+            with_baseline += 1
+            # Host-memory smddp rows match none of the GPU entries: judged 0, exit 0.
+            r = subprocess.run([ARGS.bench, "-b", "4K", "-e", "4K", "-n", "1", "-w", "0", "-q", "--baseline", path],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode != 0 or "0 of 2 rows judged" not in r.stderr:
+                fail(f"profile {n} as --baseline: exit {r.returncode}: {r.stderr[-1000:]}")
+    if with_baseline < 10:
+        fail(f"only {with_baseline} profiles carry a baseline")
+    print(f"{len(names)} profiles load; {with_baseline} baselines gate")
 
 
 def main():
