@@ -20,7 +20,7 @@
 # hyperparameter "bench-args", else "all -b 8 -e 256M -f 4 -c 1".
 # Preflight profile: SMDDP_PREFLIGHT_PROFILE, else the hyperparameter
 # "preflight-profile", else the instance type when a profile exists for it,
-# else "local"; SMDDP_PREFLIGHT=0 (or hyperparameter "preflight": "false")
+# else its GPU family's (p3, g4dn, g5, g6, g6e), else "local"; SMDDP_PREFLIGHT=0 (or hyperparameter "preflight": "false")
 # skips it. Exit 64 (EX_USAGE) for a missing or malformed configuration.
 # SMDDP_SM_TORCH_ARGS (the extended PyTorch image sets it): after preflight,
 # smddp-bench-torch runs with these arguments over every host (under
@@ -31,8 +31,24 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ML_ROOT=${SMDDP_ML_ROOT:-/opt/ml}
 WORK_DIR=${SMDDP_SM_WORK_DIR:-${TMPDIR:-/tmp}/smddp-sagemaker}
 DRY_RUN=0
-KNOWN_PROFILES=" p4d.24xlarge p4de.24xlarge p5.48xlarge "
+# Instance types with a profile of their own (diag/profiles), and GPU families
+# whose other sizes fall back to the family's profile (model and health, no counts).
+KNOWN_PROFILES=" p3dn.24xlarge p4d.24xlarge p4de.24xlarge p5.48xlarge p5e.48xlarge p5en.48xlarge p6-b200.48xlarge g5.48xlarge g6.48xlarge g6e.48xlarge "
+KNOWN_FAMILIES=" p3 g4dn g5 g6 g6e "
 DEFAULT_BENCH_ARGS=(all -b 8 -e 256M -f 4 -c 1)
+
+# The preflight profile of an instance type (ml. prefix or not): its own,
+# else its family's, else local.
+profile_for_instance() {
+  local type=${1#ml.}
+  if [[ $KNOWN_PROFILES == *" $type "* ]]; then
+    echo "$type"
+  elif [[ -n $type && $KNOWN_FAMILIES == *" ${type%%.*} "* ]]; then
+    echo "${type%%.*}"
+  else
+    echo local
+  fi
+}
 
 die_usage() {
   echo "sagemaker-entry: $*" >&2
@@ -173,8 +189,7 @@ build_commands() {
 
   local profile=${SMDDP_PREFLIGHT_PROFILE:-$hp_profile}
   if [ -z "$profile" ]; then
-    profile=local
-    [[ $KNOWN_PROFILES == *" ${instance_type#ml.} "* ]] && profile=${instance_type#ml.}
+    profile=$(profile_for_instance "$instance_type")
   fi
   local args=("${DEFAULT_BENCH_ARGS[@]}")
   if [ "$HAVE_BENCH_ARGS" = 1 ]; then

@@ -91,6 +91,7 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
                "Progress line on the launching terminal (/dev/tty), else stderr, even when output is redirected");
   app.add_flag("--version", o.version, "Print the version and exit");
   app.add_option("--min-busbw", o.min_busbw, "Fail (exit 2) when the average bus bandwidth is below this, GB/s");
+  app.add_option("--baseline", o.baseline_path, "Fail (exit 2) the rows below this expected-busbw file (profile or learned baseline)");
   app.add_flag("--roofline", o.roofline, "Measure host memory bandwidth; show busbw as a fraction of it");
   app.add_option("--seed", o.seed, "Seed of the generated data")->capture_default_str();
   app.add_option("--alltoallv-matrix", o.alltoallv_matrix,
@@ -132,6 +133,7 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   if (o.check < 0) throw UsageError("-c/--check must not be negative");
   if (o.timeout < 0) throw UsageError("-T/--timeout must not be negative");
   if (o.min_busbw < 0) throw UsageError("--min-busbw must not be negative");
+  if (!o.baseline_path.empty()) o.baseline = load_baseline(o.baseline_path);
   if (parts.average < 0 || parts.average > 3) throw UsageError("-a/--average must be 0, 1, 2 or 3");
   o.average = static_cast<Average>(parts.average);
 

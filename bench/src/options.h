@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline.h"
 #include "smddp/telemetry/metrics.h"
 #include "smddp/types.h"
 
@@ -46,6 +47,8 @@ struct BenchOptions {
   bool progress = false;  // the progress line even when the launch's output is redirected
   bool version = false;
   double min_busbw = 0;  // GB/s; 0 = no threshold
+  std::string baseline_path;  // --baseline FILE
+  Baseline baseline;          // its entries, loaded while the options are checked
   bool roofline = false;
   uint64_t seed = 0x5eedULL;
   std::string alltoallv_matrix;            // --alltoallv-matrix FILE

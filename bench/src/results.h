@@ -61,6 +61,7 @@ struct Summary {
   std::map<std::string, double> avg_busbw_gbps;  // by backend
   double threshold_gbps = 0;
   bool below_threshold = false;
+  std::vector<std::string> below_baseline;  // --baseline: the rows that fell below it
   int exit_code = 0;
   std::string error;  // set when the run ended early
   std::string timed_out_collective;

@@ -234,7 +234,7 @@ void check_memory(const SweepPlan& plan, Communicator& comm) {
 
 int finish_exit_code(const Summary& s) {
   if (s.wrong) return kExitWrong;
-  if (s.below_threshold) return kExitBelowThreshold;
+  if (s.below_threshold || !s.below_baseline.empty()) return kExitBelowThreshold;
   return kExitOk;
 }
 
@@ -415,9 +415,13 @@ int run_benchmark(const BenchOptions& o) {
     std::map<std::string, std::pair<double, int>> busbw_sum;
     size_t done = 0;
     Sweep sweep(o, ctx, *comm, std::move(backends));
+    std::vector<ResultRow> baseline_rows;
     sweep.run(plan, [&](const std::vector<RowResult>& results) {
       for (const auto& r : results) {
         summary.wrong += r.wrong;
+        baseline_rows.push_back({std::string(to_string(r.collective)), std::string(to_string(r.dtype)), r.backend,
+                                 std::string(to_string(o.mem)), r.bytes, ctx.nranks, ctx.nnodes, r.busbw_gbps,
+                                 r.in_place ? "in-place" : "out-of-place"});
         auto& acc = busbw_sum[r.backend];
         acc.first += r.busbw_gbps;
         acc.second += 1;
@@ -431,6 +435,16 @@ int run_benchmark(const BenchOptions& o) {
     summary.threshold_gbps = o.min_busbw;
     const double first_avg = summary.avg_busbw_gbps[o.backends.front()];
     summary.below_threshold = o.min_busbw > 0 && first_avg < o.min_busbw;
+    if (!o.baseline_path.empty()) {
+      const GateResult gate = gate_rows(o.baseline, baseline_rows);
+      for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
+      if (rank == 0) {
+        for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());
+        std::fprintf(stderr, "smddp-bench: --baseline %s: %zu of %zu rows judged, %zu below\n", o.baseline_path.c_str(),
+                     static_cast<size_t>(gate.judged), baseline_rows.size(), gate.failures.size());
+        std::fflush(stderr);
+      }
+    }
     summary.complete = true;
     exit_code = finish_exit_code(summary);
     summary.exit_code = exit_code;

@@ -23,7 +23,7 @@ int usage_error(const std::string& what) {
 }
 
 CommandLine::CommandLine()
-    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks and a node exporter",
+    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines and a node exporter",
                                       "smddp-diag")) {
   CLI::App& app = *app_;
   app.require_subcommand(1);
@@ -39,6 +39,8 @@ CommandLine::CommandLine()
   commands_.push_back(make_fabric_command(app, global_));
   commands_.push_back(make_preflight_command(app, global_));
   commands_.push_back(make_exporter_command(app, global_));
+  commands_.push_back(make_isolate_command(app, global_));
+  commands_.push_back(make_baseline_command(app, global_));
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
   config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
 }
@@ -71,10 +73,10 @@ Command* CommandLine::parse(int argc, char** argv, int* exit_code) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (what.empty() || what.find("subcommand") != std::string::npos) {
-      what = "a subcommand is required: topo, fabric, preflight or exporter";
+      what = "a subcommand is required: topo, fabric, preflight, exporter, isolate or baseline";
       for (int i = 1; i < argc; ++i) {
         if (argv[i][0] != '-') {
-          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight or exporter";
+          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight, exporter, isolate or baseline";
           break;
         }
       }
@@ -89,7 +91,7 @@ Command* CommandLine::parse(int argc, char** argv, int* exit_code) {
   for (auto& c : commands_) {
     if (c->app()->parsed()) return c.get();
   }
-  *exit_code = usage_error("a subcommand is required: topo, fabric, preflight or exporter");
+  *exit_code = usage_error("a subcommand is required: topo, fabric, preflight, exporter, isolate or baseline");
   return nullptr;
 }
 

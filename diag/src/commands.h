@@ -1,4 +1,4 @@
-// The four smddp-diag subcommands. Each adds its CLI11 subcommand and
+// The smddp-diag subcommands. Each adds its CLI11 subcommand and
 // options, checks every input in validate() (UsageError -> exit 64 before any
 // work) and does its work in run(), which returns the exit code.
 #pragma once
@@ -30,5 +30,7 @@ std::unique_ptr<Command> make_topo_command(CLI::App& parent, const GlobalOptions
 std::unique_ptr<Command> make_fabric_command(CLI::App& parent, const GlobalOptions& global);
 std::unique_ptr<Command> make_preflight_command(CLI::App& parent, const GlobalOptions& global);
 std::unique_ptr<Command> make_exporter_command(CLI::App& parent, const GlobalOptions& global);
+std::unique_ptr<Command> make_isolate_command(CLI::App& parent, const GlobalOptions& global);
+std::unique_ptr<Command> make_baseline_command(CLI::App& parent, const GlobalOptions& global);
 
 }  // namespace smddp::diag

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "common/text.h"
+#include "preflight/baseline_profile.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -68,8 +69,10 @@ class ProfileReader {
         p.description = scalar(kv.second, "description");
       } else if (key == "checks") {
         // read below, in table order
+      } else if (key == "baseline") {
+        check_profile_baseline(kv.second, origin_);  // smddp-bench --baseline reads it
       } else {
-        fail(kv.first, "unknown key '" + key + "' (expected name, description, checks)");
+        fail(kv.first, "unknown key '" + key + "' (expected name, description, checks, baseline)");
       }
     }
     const YAML::Node checks = root["checks"];

@@ -1,0 +1,300 @@
+#include "baseline.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "smddp/error.h"
+#include "smddp/tools/sizes.h"
+
+namespace smddp::bench {
+namespace {
+
+[[noreturn]] void fail(const std::string& origin, const YAML::Node& at, const std::string& what) {
+  if (at.IsDefined() && at.Mark().line >= 0) throw UsageError("baseline '" + origin + "': line " + std::to_string(at.Mark().line + 1) + ": " + what);
+  throw UsageError("baseline '" + origin + "': " + what);
+}
+
+double number(const std::string& origin, const YAML::Node& n, const std::string& key, double min) {
+  if (!n.IsScalar()) fail(origin, n, key + ": expected a number");
+  double v = 0;
+  try {
+    v = n.as<double>();
+  } catch (const YAML::Exception&) {
+    fail(origin, n, key + ": expected a number, got '" + n.Scalar() + "'");
+  }
+  if (!std::isfinite(v) || v < min) fail(origin, n, key + ": must be a number >= " + std::to_string(min) + ", got '" + n.Scalar() + "'");
+  return v;
+}
+
+uint64_t size(const std::string& origin, const YAML::Node& n, const std::string& key) {
+  if (!n.IsScalar()) fail(origin, n, key + ": expected a size like 1MiB");
+  auto v = tools::parse_size(n.Scalar());
+  if (!v) fail(origin, n, key + ": expected a size like 4096, 64KiB or 1GiB, got '" + n.Scalar() + "'");
+  return *v;
+}
+
+// Row names of both formats in one spelling: "all_reduce_perf" -> "allreduce".
+std::string canonical_collective(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (s.size() > 5 && s.ends_with("_perf")) s.resize(s.size() - 5);
+  s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c == '_' || c == '-'; }), s.end());
+  return s;
+}
+
+std::string canonical_dtype(const std::string& s) {
+  static const std::map<std::string, std::string> nccl = {{"float", "float32"}, {"half", "float16"}, {"double", "float64"},
+                                                          {"bf16", "bfloat16"}, {"int", "int32"}, {"char", "int8"}};
+  auto it = nccl.find(s);
+  return it == nccl.end() ? s : it->second;
+}
+
+const std::set<std::string> kEntryKeys = {"collective", "dtype", "backend", "memory", "bytes", "min_bytes", "max_bytes", "ranks",
+                                          "hosts", "min_hosts", "busbw_gbps", "tolerance", "spread_gbps", "samples"};
+
+}  // namespace
+
+std::string ResultRow::label() const {
+  std::string out = collective + " " + dtype + " " + std::to_string(bytes) + " B";
+  std::vector<std::string> extra;
+  if (!backend.empty()) extra.push_back(backend);
+  if (!placement.empty()) extra.push_back(placement);
+  if (ranks) extra.push_back(std::to_string(ranks) + " ranks");
+  if (hosts) extra.push_back(std::to_string(hosts) + " hosts");
+  if (!extra.empty()) {
+    out += " (";
+    for (size_t i = 0; i < extra.size(); ++i) out += (i ? ", " : "") + extra[i];
+    out += ")";
+  }
+  return out;
+}
+
+Baseline parse_baseline_section(const YAML::Node& section, const std::string& origin) {
+  Baseline b;
+  b.origin = origin;
+  if (!section.IsMap()) fail(origin, section, "baseline: expected a mapping with tolerance and entries");
+  for (const auto& kv : section) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "tolerance") {
+      b.tolerance = number(origin, kv.second, "baseline.tolerance", 0);
+      if (b.tolerance >= 1) fail(origin, kv.second, "baseline.tolerance: a fraction below 1 (0.25: 25 % below passes)");
+    } else if (key != "entries") {
+      fail(origin, kv.first, "baseline: unknown key '" + key + "' (expected tolerance, entries)");
+    }
+  }
+  const YAML::Node entries = section["entries"];
+  if (!entries || !entries.IsSequence()) fail(origin, section, "baseline.entries: expected a list");
+  for (const auto& n : entries) {
+    if (!n.IsMap()) fail(origin, n, "baseline.entries: each entry is a mapping");
+    BaselineEntry e;
+    e.line = n.Mark().line + 1;
+    for (const auto& kv : n) {
+      const std::string key = kv.first.as<std::string>();
+      if (!kEntryKeys.count(key)) {
+        fail(origin, kv.first, "baseline entry: unknown key '" + key + "' (known: collective, dtype, backend, memory, bytes, "
+                               "min_bytes, max_bytes, ranks, hosts, min_hosts, busbw_gbps, tolerance, spread_gbps, samples)");
+      }
+    }
+    if (!n["collective"] || !n["collective"].IsScalar()) fail(origin, n, "baseline entry: 'collective' is required");
+    e.collective = canonical_collective(n["collective"].Scalar());
+    for (auto [key, field] : {std::pair{"dtype", &e.dtype}, {"backend", &e.backend}, {"memory", &e.memory}}) {
+      if (n[key]) {
+        if (!n[key].IsScalar()) fail(origin, n[key], std::string(key) + ": expected a string");
+        *field = key == std::string("dtype") ? canonical_dtype(n[key].Scalar()) : n[key].Scalar();
+      }
+    }
+    if (n["bytes"]) e.min_bytes = e.max_bytes = size(origin, n["bytes"], "bytes");
+    if (n["min_bytes"]) e.min_bytes = size(origin, n["min_bytes"], "min_bytes");
+    if (n["max_bytes"]) e.max_bytes = size(origin, n["max_bytes"], "max_bytes");
+    if (e.min_bytes > e.max_bytes) fail(origin, n, "baseline entry: min_bytes is above max_bytes");
+    if (n["ranks"]) e.ranks = static_cast<int>(number(origin, n["ranks"], "ranks", 1));
+    if (n["hosts"]) e.hosts = static_cast<int>(number(origin, n["hosts"], "hosts", 1));
+    if (n["min_hosts"]) e.min_hosts = static_cast<int>(number(origin, n["min_hosts"], "min_hosts", 1));
+    if (!n["busbw_gbps"]) fail(origin, n, "baseline entry: 'busbw_gbps' is required");
+    e.busbw_gbps = number(origin, n["busbw_gbps"], "busbw_gbps", 0);
+    if (n["tolerance"]) {
+      e.tolerance = number(origin, n["tolerance"], "tolerance", 0);
+      if (e.tolerance >= 1) fail(origin, n["tolerance"], "tolerance: a fraction below 1");
+    }
+    if (n["spread_gbps"]) e.spread_gbps = number(origin, n["spread_gbps"], "spread_gbps", 0);
+    if (n["samples"]) e.samples = static_cast<int>(number(origin, n["samples"], "samples", 0));
+    b.entries.push_back(std::move(e));
+  }
+  return b;
+}
+
+Baseline load_baseline(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("--baseline '" + path + "': cannot read: " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    throw UsageError("baseline '" + path + "': line " + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg);
+  }
+  if (!root.IsMap() || !root["baseline"]) throw UsageError("baseline '" + path + "': no top-level 'baseline:' section");
+  try {
+    return parse_baseline_section(root["baseline"], path);
+  } catch (const YAML::Exception& e) {
+    throw UsageError("baseline '" + path + "': line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+}
+
+std::vector<ResultRow> read_result_rows(const nlohmann::json& doc, const std::string& origin) {
+  std::vector<ResultRow> out;
+  if (!doc.is_object()) throw UsageError("results '" + origin + "': not a JSON object");
+  try {
+    if (doc.contains("rows") && doc["rows"].is_array()) {
+      // smddp-bench: one object per row, ranks and nodes at the top.
+      const int ranks = doc.value("nranks", 0), hosts = doc.value("nnodes", 0);
+      std::string memory;
+      if (doc.contains("devices") && doc["devices"].is_object()) memory = doc["devices"].value("memory", "");
+      for (const auto& r : doc["rows"]) {
+        if (!r.contains("busbw_gbps") || !r["busbw_gbps"].is_number()) continue;  // a row that did not run
+        ResultRow row;
+        row.collective = canonical_collective(r.at("collective").get<std::string>());
+        row.dtype = canonical_dtype(r.value("dtype", ""));
+        row.backend = r.value("backend", "");
+        row.placement = r.value("placement", "");
+        row.memory = r.value("memory", memory);
+        row.bytes = r.at("bytes").get<uint64_t>();
+        row.ranks = r.value("ranks", ranks);
+        row.hosts = r.value("hosts", r.value("nodes", hosts));
+        row.busbw_gbps = r["busbw_gbps"].get<double>();
+        out.push_back(std::move(row));
+      }
+    } else if (doc.contains("results") && doc["results"].is_array()) {
+      // nccl-tests (-J FILE.json): size/type per result, in_place and out_of_place bodies.
+      int ranks = 0;
+      std::set<std::string> hostnames;
+      if (doc.contains("devices") && doc["devices"].is_array()) {
+        for (const auto& d : doc["devices"]) {
+          ++ranks;
+          if (d.contains("hostname")) hostnames.insert(d["hostname"].get<std::string>());
+        }
+      }
+      for (const auto& r : doc["results"]) {
+        for (const char* placement : {"out_of_place", "in_place"}) {
+          if (!r.contains(placement) || !r[placement].is_object() || !r[placement].contains("bus_bw")) continue;
+          ResultRow row;
+          row.collective = canonical_collective(r.value("experiment_name", doc.value("name", "")));
+          row.dtype = canonical_dtype(r.value("type", ""));
+          row.backend = "nccl";
+          row.memory = "cuda";
+          row.placement = placement == std::string("in_place") ? "in-place" : "out-of-place";
+          row.bytes = r.at("size").get<uint64_t>();
+          row.ranks = ranks;
+          row.hosts = static_cast<int>(hostnames.size());
+          row.busbw_gbps = r[placement]["bus_bw"].get<double>();
+          out.push_back(std::move(row));
+        }
+      }
+    } else {
+      throw UsageError("results '" + origin + "': neither smddp-bench JSON ('rows') nor nccl-tests JSON ('results')");
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError("results '" + origin + "': malformed row: " + e.what());
+  }
+  return out;
+}
+
+const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row) {
+  const BaselineEntry* best = nullptr;
+  auto specificity = [](const BaselineEntry& e) {
+    return std::make_tuple(-static_cast<double>(e.max_bytes - e.min_bytes), (e.ranks > 0) + (e.hosts > 0) + !e.dtype.empty() +
+                                                                                !e.backend.empty() + !e.memory.empty());
+  };
+  for (const auto& e : b.entries) {
+    if (e.collective != row.collective) continue;
+    if (!e.dtype.empty() && e.dtype != row.dtype) continue;
+    if (!e.backend.empty() && e.backend != row.backend) continue;
+    if (!e.memory.empty() && e.memory != row.memory) continue;
+    if (row.bytes < e.min_bytes || row.bytes > e.max_bytes) continue;
+    if (e.ranks && e.ranks != row.ranks) continue;
+    if (e.hosts && e.hosts != row.hosts) continue;
+    if (e.min_hosts && row.hosts < e.min_hosts) continue;
+    if (!best || specificity(e) > specificity(*best)) best = &e;
+  }
+  return best;
+}
+
+GateResult gate_rows(const Baseline& b, const std::vector<ResultRow>& rows) {
+  GateResult out;
+  for (const auto& row : rows) {
+    const BaselineEntry* e = match_entry(b, row);
+    if (!e) continue;
+    ++out.judged;
+    const double tol = b.tolerance_of(*e);
+    const double limit = e->busbw_gbps * (1 - tol);
+    if (row.busbw_gbps >= limit) continue;
+    GateFailure f;
+    f.row = row;
+    f.expected_gbps = e->busbw_gbps;
+    f.limit_gbps = limit;
+    char text[512];
+    std::snprintf(text, sizeof text, "%s: busbw %.3f GB/s below %.3f GB/s (baseline %.3f GB/s less %.0f %%, %s:%d)",
+                  row.label().c_str(), row.busbw_gbps, limit, e->busbw_gbps, tol * 100, b.origin.c_str(), e->line);
+    f.text = text;
+    out.failures.push_back(std::move(f));
+  }
+  return out;
+}
+
+Baseline learn_baseline(const std::vector<ResultRow>& rows, double tolerance) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string, uint64_t, int, int>;
+  std::map<Key, std::vector<double>> samples;
+  for (const auto& r : rows) samples[{r.collective, r.dtype, r.backend, r.memory, r.bytes, r.ranks, r.hosts}].push_back(r.busbw_gbps);
+  Baseline b;
+  b.tolerance = tolerance;
+  for (auto& [k, v] : samples) {
+    auto median = [](std::vector<double> x) {
+      std::sort(x.begin(), x.end());
+      return x.size() % 2 ? x[x.size() / 2] : (x[x.size() / 2 - 1] + x[x.size() / 2]) / 2;
+    };
+    BaselineEntry e;
+    std::tie(e.collective, e.dtype, e.backend, e.memory, e.min_bytes, e.ranks, e.hosts) = k;
+    e.max_bytes = e.min_bytes;
+    e.busbw_gbps = median(v);
+    std::vector<double> dev;
+    for (double x : v) dev.push_back(std::fabs(x - e.busbw_gbps));
+    e.spread_gbps = median(dev);
+    e.samples = static_cast<int>(v.size());
+    b.entries.push_back(std::move(e));
+  }
+  return b;
+}
+
+std::string baseline_to_yaml(const Baseline& b, const std::vector<std::string>& sources) {
+  std::ostringstream out;
+  out << "# Learned by smddp-diag baseline learn: the median bus bandwidth per row kind\n"
+         "# over every run given, its spread (median absolute deviation) and sample count.\n# From:";
+  for (const auto& s : sources) out << " " << s;
+  out << "\nbaseline:\n  tolerance: " << b.tolerance << "\n  entries:\n";
+  for (const auto& e : b.entries) {
+    out << "    - {collective: " << e.collective;
+    if (!e.dtype.empty()) out << ", dtype: " << e.dtype;
+    if (!e.backend.empty()) out << ", backend: " << e.backend;
+    if (!e.memory.empty()) out << ", memory: " << e.memory;
+    out << ", bytes: " << e.min_bytes;
+    if (e.ranks) out << ", ranks: " << e.ranks;
+    if (e.hosts) out << ", hosts: " << e.hosts;
+    char num[64];
+    std::snprintf(num, sizeof num, "%.6g", e.busbw_gbps);
+    out << ", busbw_gbps: " << num;
+    std::snprintf(num, sizeof num, "%.6g", e.spread_gbps);
+    out << ", spread_gbps: " << num << ", samples: " << e.samples << "}\n";
+  }
+  return out.str();
+}
+
+}  // namespace smddp::bench

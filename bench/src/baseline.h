@@ -1,0 +1,88 @@
+// Expected bus bandwidth per collective and size range, with a tolerance:
+// the `baseline:` section of a preflight profile (figures derived from
+// AWS's published numbers) or a file `smddp-diag baseline learn` wrote from
+// earlier runs. smddp-bench --baseline fails the rows below it (exit 2);
+// docs/diag.md, "Baselines", gives the format.
+//
+//   baseline:
+//     tolerance: 0.25              # default for the entries: 25 % below passes
+//     entries:
+//       - {collective: allreduce, memory: cuda, min_hosts: 2, min_bytes: 256MiB, busbw_gbps: 40}
+//       - {collective: allreduce, dtype: float32, bytes: 1MiB, ranks: 4, hosts: 2, busbw_gbps: 1.9,
+//          spread_gbps: 0.05, samples: 6}
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace YAML {
+class Node;
+}
+
+namespace smddp::bench {
+
+struct BaselineEntry {
+  // What a row must be to be judged by this entry (empty / 0: any).
+  std::string collective, dtype, backend, memory;
+  uint64_t min_bytes = 0, max_bytes = std::numeric_limits<uint64_t>::max();
+  int ranks = 0, hosts = 0, min_hosts = 0;
+  // What it must reach.
+  double busbw_gbps = 0;
+  double tolerance = -1;  // < 0: the file's
+  // Learned entries: the spread (median absolute deviation) and sample count.
+  double spread_gbps = 0;
+  int samples = 0;
+  int line = 0;  // in its file, for messages
+};
+
+struct Baseline {
+  std::string origin;
+  double tolerance = 0.25;
+  std::vector<BaselineEntry> entries;
+  double tolerance_of(const BaselineEntry& e) const { return e.tolerance >= 0 ? e.tolerance : tolerance; }
+};
+
+// The `baseline:` mapping (the node itself, not the document). UsageError
+// naming origin, line and key for anything malformed.
+Baseline parse_baseline_section(const YAML::Node& section, const std::string& origin);
+// A file with a top-level `baseline:` (a profile or a learned baseline).
+Baseline load_baseline(const std::string& path);
+
+// One result row, as smddp-bench ("rows") or nccl-tests ("results") wrote it.
+struct ResultRow {
+  std::string collective, dtype, backend, memory;
+  uint64_t bytes = 0;
+  int ranks = 0, hosts = 0;
+  double busbw_gbps = 0;
+  std::string placement;  // in-place / out-of-place
+  std::string label() const;  // "allreduce float32 1 MiB (smddp, out-of-place)"
+};
+// Every row of one results document; UsageError when it is neither format.
+std::vector<ResultRow> read_result_rows(const nlohmann::json& doc, const std::string& origin);
+
+// The entry that judges `row`: the matching one with the narrowest size range
+// and most fields given; nullptr when none matches.
+const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row);
+
+struct GateFailure {
+  ResultRow row;
+  double expected_gbps = 0, limit_gbps = 0;
+  std::string text;  // "allreduce float32 1 MiB ...: 0.5 GB/s below 1.5 GB/s (baseline 2.0 GB/s - 25 %, FILE:LINE)"
+};
+struct GateResult {
+  int judged = 0;
+  std::vector<GateFailure> failures;
+};
+GateResult gate_rows(const Baseline& b, const std::vector<ResultRow>& rows);
+
+// Median and spread of busbw per (collective, dtype, backend, memory, bytes,
+// ranks, hosts) over all rows given (several runs, several nodes' files).
+Baseline learn_baseline(const std::vector<ResultRow>& rows, double tolerance);
+// YAML text that load_baseline reads back; `sources` go into a comment.
+std::string baseline_to_yaml(const Baseline& b, const std::vector<std::string>& sources);
+
+}  // namespace smddp::bench

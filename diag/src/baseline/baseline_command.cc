@@ -1,0 +1,81 @@
+// smddp-diag baseline learn RESULTS.json... -o FILE: the median bus bandwidth
+// and its spread per row kind (collective, dtype, backend, memory, size,
+// ranks, hosts) over every run and node given, as a baseline smddp-bench
+// --baseline gates later runs with (docs/diag.md, "Baselines").
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "baseline.h"
+#include "commands.h"
+#include "smddp/error.h"
+#include "smddp/tools/atomic_file.h"
+#include "smddp/tools/exit_codes.h"
+#include "smddp/tools/paths.h"
+
+namespace smddp::diag {
+namespace {
+
+class BaselineCommand final : public Command {
+ public:
+  BaselineCommand(CLI::App& parent, const GlobalOptions&) {
+    app_ = parent.add_subcommand("baseline", "Expected bus bandwidth: learn a baseline from result files");
+    learn_ = app_->add_subcommand("learn", "Median and spread per row over smddp-bench or nccl-tests JSON results");
+    app_->require_subcommand(1);
+    learn_->add_option("results", inputs_, "Result files (smddp-bench --json, nccl-tests -J)")->required();
+    learn_->add_option("-o,--output", output_, "Baseline file to write (YAML)")->required();
+    learn_->add_option("--tolerance", tolerance_, "Fraction below the median that still passes")->capture_default_str();
+  }
+
+  CLI::App* app() const override { return app_; }
+
+  void validate() override {
+    if (!(tolerance_ >= 0 && tolerance_ < 1)) throw UsageError("--tolerance must be a fraction in [0, 1)");
+    tools::check_writable(output_, "-o/--output");
+    // Every input is read and checked before the output is touched.
+    for (const auto& path : inputs_) {
+      std::ifstream in(path);
+      if (!in) throw UsageError("results '" + path + "': cannot read: " + std::strerror(errno));
+      std::stringstream text;
+      text << in.rdbuf();
+      nlohmann::json doc;
+      try {
+        doc = nlohmann::json::parse(text.str());
+      } catch (const nlohmann::json::exception& e) {
+        throw UsageError("results '" + path + "': not JSON: " + e.what());
+      }
+      auto got = bench::read_result_rows(doc, path);
+      if (got.empty()) throw UsageError("results '" + path + "': no rows with a bus bandwidth");
+      rows_.insert(rows_.end(), got.begin(), got.end());
+    }
+  }
+
+  int run() override {
+    const bench::Baseline b = bench::learn_baseline(rows_, tolerance_);
+    tools::write_atomically(output_, bench::baseline_to_yaml(b, inputs_));
+    std::cout << "smddp-diag baseline: " << b.entries.size() << " entries from " << rows_.size() << " rows of "
+              << inputs_.size() << " file(s) -> " << output_ << "\n";
+    return tools::kExitOk;
+  }
+
+ private:
+  CLI::App* app_ = nullptr;
+  CLI::App* learn_ = nullptr;
+  std::vector<std::string> inputs_;
+  std::string output_;
+  double tolerance_ = 0.25;
+  std::vector<bench::ResultRow> rows_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_baseline_command(CLI::App& parent, const GlobalOptions& global) {
+  return std::make_unique<BaselineCommand>(parent, global);
+}
+
+}  // namespace smddp::diag

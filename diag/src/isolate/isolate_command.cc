@@ -1,0 +1,394 @@
+// smddp-diag isolate: finds the bad node or link of a job with collective
+// tests between node pairs, re-paired until each failure is pinned down
+// (docs/diag.md, "Isolate"). Rank 0 plans every round; every rank runs its
+// part under the round's deadline and reports; a rank that does not report
+// is named and left out of later rounds.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "commands.h"
+#include "common/files.h"
+#include "common/mpi_util.h"
+#include "isolate/probes.h"
+#include "isolate/verdict.h"
+#include "preflight/preflight_metrics.h"
+#include "preflight/profile.h"
+#include "preflight/writers.h"
+#include "smddp/error.h"
+#include "smddp/tools/atomic_file.h"
+#include "smddp/tools/exit_codes.h"
+#include "smddp/tools/paths.h"
+#include "smddp/tools/sizes.h"
+#include "smddp/version.h"
+
+namespace smddp::diag {
+namespace {
+
+// Tags per round, so a late message of one round never matches another.
+constexpr int kTagBase = 16000, kMaxRounds = 1000;
+int tag(int round, int kind) { return kTagBase + 4 * round + kind; }  // kind: 0 plan, 1 report, 2 allreduce, 3 stream
+
+int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Small sends that complete on their own; buffers live until the process ends.
+class Outbox {
+ public:
+  void post(MPI_Comm comm, int dest, int t, std::string data) {
+    buffers_.push_back(std::make_unique<std::string>(std::move(data)));
+    MPI_Request r;
+    MPI_Isend(buffers_.back()->data(), static_cast<int>(buffers_.back()->size()), MPI_BYTE, dest, t, comm, &r);
+    MPI_Request_free(&r);
+  }
+
+ private:
+  std::vector<std::unique_ptr<std::string>> buffers_;
+};
+
+struct Job {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 1;
+  std::vector<std::string> hosts;         // per rank
+  std::vector<int> node_of, local_index;  // per rank
+  std::vector<std::vector<int>> ranks_of; // per node
+  std::vector<std::string> labels;        // per node
+  std::string who(int r) const { return fmt::format("rank {} ({})", r, hosts.at(static_cast<size_t>(r))); }
+};
+
+Job make_job() {
+  Job j;
+  MPI_Comm_dup(MPI_COMM_WORLD, &j.comm);
+  MPI_Comm_set_errhandler(j.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(j.comm, &j.rank);
+  MPI_Comm_size(j.comm, &j.size);
+  constexpr int kLen = 256;
+  std::string mine = hostname();
+  mine.resize(kLen - 1, '\0');
+  std::vector<char> all(static_cast<size_t>(kLen * j.size));
+  MPI_Allgather(mine.c_str(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, j.comm);
+  std::map<std::string, int> node_by_host;
+  for (int r = 0; r < j.size; ++r) {
+    std::string h(all.data() + static_cast<size_t>(r * kLen));
+    auto [it, fresh] = node_by_host.emplace(h, static_cast<int>(j.ranks_of.size()));
+    if (fresh) {
+      j.ranks_of.emplace_back();
+      j.labels.push_back(h);
+    }
+    j.hosts.push_back(h);
+    j.node_of.push_back(it->second);
+    j.local_index.push_back(static_cast<int>(j.ranks_of[static_cast<size_t>(it->second)].size()));
+    j.ranks_of[static_cast<size_t>(it->second)].push_back(r);
+  }
+  return j;
+}
+
+struct Settings {
+  AllreduceProbe allreduce;
+  StreamProbe stream;
+  double round_timeout_s = 30;
+  IsolateLimits limits;
+  double margin_s() const { return 2 + 0.2 * round_timeout_s; }  // plan and report traffic
+  double round_bound_s() const { return round_timeout_s + margin_s(); }
+};
+
+// One rank's part of a round: the group allreduce, then the pair stream.
+nlohmann::json run_part(const Job& job, const nlohmann::json& plan, const Settings& s, int round) {
+  nlohmann::json report = {{"error", ""}, {"busbw", 0.0}, {"stream", 0.0}, {"left", false}};
+  const Deadline deadline = deadline_in(s.round_timeout_s);
+  const auto group = plan["group"].get<std::vector<int>>();
+  ProbeResult a = probe_allreduce(job.comm, group, s.allreduce, tag(round, 2), deadline, job.hosts);
+  report["busbw"] = a.gbytes_per_s;
+  report["left"] = a.left_requests;
+  if (!a.error.empty()) {
+    report["error"] = a.error;
+    return report;
+  }
+  const int partner = plan.value("partner", -1);
+  if (partner >= 0) {
+    ProbeResult b = probe_stream(job.comm, partner, s.stream, tag(round, 3), deadline, job.hosts);
+    report["stream"] = b.gbytes_per_s;
+    report["left"] = b.left_requests;
+    if (!b.error.empty()) report["error"] = b.error;
+  }
+  return report;
+}
+
+struct RootState {
+  std::set<int> dead_ranks;
+  bool unclean = false;  // requests left in flight or ranks lost: end with MPI_Abort
+};
+
+// Rank 0: plans a round, takes part, collects and records it. False when done.
+bool root_round(const Job& job, const Settings& s, Isolation& iso, RootState& st, Outbox& out) {
+  std::vector<NodeTest> tests = iso.next_round();
+  if (tests.empty()) return false;
+  const int round = iso.rounds();
+  if (round >= kMaxRounds) return false;
+  std::cerr << fmt::format("smddp-diag isolate: round {}: {} test(s), ends within {:.0f} s\n", round, tests.size(),
+                           s.round_bound_s());
+  const Deadline collect_by = deadline_in(s.round_bound_s());
+  std::vector<nlohmann::json> plans(static_cast<size_t>(job.size), nlohmann::json{{"round", round}, {"idle", true}});
+  std::vector<int> test_of(static_cast<size_t>(job.size), -1);
+  for (size_t t = 0; t < tests.size(); ++t) {
+    std::vector<int> group;
+    for (int n : tests[t].nodes) {
+      for (int r : job.ranks_of[static_cast<size_t>(n)]) group.push_back(r);
+    }
+    for (int r : group) {
+      nlohmann::json p = {{"round", round}, {"group", group}, {"partner", -1}};
+      if (tests[t].pair()) {
+        const int me = job.node_of[static_cast<size_t>(r)];
+        const int other = tests[t].nodes[0] == me ? tests[t].nodes[1] : tests[t].nodes[0];
+        const auto& peers = job.ranks_of[static_cast<size_t>(other)];
+        const int li = job.local_index[static_cast<size_t>(r)];
+        if (li < static_cast<int>(peers.size())) p["partner"] = peers[static_cast<size_t>(li)];
+      }
+      plans[static_cast<size_t>(r)] = p;
+      test_of[static_cast<size_t>(r)] = static_cast<int>(t);
+    }
+  }
+  for (int r = 1; r < job.size; ++r) {
+    if (!st.dead_ranks.count(r)) out.post(job.comm, r, tag(round, 0), plans[static_cast<size_t>(r)].dump());
+  }
+  std::vector<std::optional<nlohmann::json>> reports(static_cast<size_t>(job.size));
+  if (!plans[0].contains("idle")) reports[0] = run_part(job, plans[0], s, round);
+  for (int r = 1; r < job.size; ++r) {
+    if (st.dead_ranks.count(r) || test_of[static_cast<size_t>(r)] < 0) continue;
+    if (auto got = recv_until(job.comm, r, tag(round, 1), collect_by)) reports[static_cast<size_t>(r)] = nlohmann::json::parse(*got);
+  }
+  std::set<int> dead_nodes;
+  std::vector<std::vector<std::string>> errors(tests.size());
+  std::vector<double> slowest_busbw(tests.size(), 1e300), stream_sum(tests.size(), 0);
+  for (int r = 0; r < job.size; ++r) {
+    const int t = test_of[static_cast<size_t>(r)];
+    if (t < 0) continue;
+    const auto& rep = reports[static_cast<size_t>(r)];
+    if (!rep) {
+      st.dead_ranks.insert(r);
+      st.unclean = true;
+      dead_nodes.insert(job.node_of[static_cast<size_t>(r)]);
+      errors[static_cast<size_t>(t)].push_back(fmt::format("{} sent no result within {:.0f} s", job.who(r), s.round_bound_s()));
+      continue;
+    }
+    st.unclean |= (*rep)["left"].get<bool>();
+    if (const auto e = (*rep)["error"].get<std::string>(); !e.empty()) errors[static_cast<size_t>(t)].push_back(job.who(r) + ": " + e);
+    slowest_busbw[static_cast<size_t>(t)] = std::min(slowest_busbw[static_cast<size_t>(t)], (*rep)["busbw"].get<double>());
+    if (job.node_of[static_cast<size_t>(r)] == tests[static_cast<size_t>(t)].nodes[0]) {
+      stream_sum[static_cast<size_t>(t)] += (*rep)["stream"].get<double>();
+    }
+  }
+  for (size_t t = 0; t < tests.size(); ++t) {
+    // The silent rank first: the others' errors follow from it.
+    std::sort(errors[t].begin(), errors[t].end(), [](const std::string& a, const std::string& b) {
+      return (a.find("sent no result") != std::string::npos) > (b.find("sent no result") != std::string::npos);
+    });
+    if (!errors[t].empty()) tests[t].error = errors[t].front() + (errors[t].size() > 1 ? fmt::format(" (+{} more)", errors[t].size() - 1) : "");
+    tests[t].busbw_gbs = slowest_busbw[t] < 1e300 ? slowest_busbw[t] : 0;
+    tests[t].stream_gbs = stream_sum[t];
+  }
+  iso.record(std::move(tests), dead_nodes);
+  return true;
+}
+
+nlohmann::json tests_json(const Isolation& iso, const Job& job) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& t : iso.tests()) {
+    std::vector<std::string> nodes;
+    for (int n : t.nodes) nodes.push_back(job.labels[static_cast<size_t>(n)]);
+    out.push_back({{"round", t.round}, {"kind", t.pair() ? "pair" : "group"}, {"nodes", nodes},
+                   {"allreduce_busbw_gbs", t.busbw_gbs}, {"stream_gbs", t.stream_gbs},
+                   {"error", t.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.error)}});
+  }
+  return out;
+}
+
+PreflightReport make_report(const Job& job, const Isolation& iso, const std::string& profile) {
+  PreflightReport report;
+  report.profile = profile;
+  report.version = kVersion;
+  report.timestamp_ms = now_ms();
+  report.ranks = job.size;
+  const auto verdicts = iso.verdicts();
+  for (int n = 0; n < static_cast<int>(job.labels.size()); ++n) {
+    NodeReport node;
+    node.node = n;
+    node.host = node.label = job.labels[static_cast<size_t>(n)];
+    node.ranks = job.ranks_of[static_cast<size_t>(n)];
+    const auto& v = verdicts[static_cast<size_t>(n)];
+    nlohmann::json values = {{"pair_tests", v.tests}};
+    if (v.busbw_gbs) values["allreduce_busbw_gbs"] = *v.busbw_gbs;
+    if (v.stream_gbs) values["stream_gbs"] = *v.stream_gbs;
+    if (v.failed) {
+      node.checks.push_back(CheckResult::fail("isolate", fmt::format("{}", fmt::join(v.reasons, "; ")), values));
+    } else if (v.tests == 0) {
+      node.checks.push_back(CheckResult::skip("isolate", job.labels.size() < 2 ? "one node: no pair to test" : "not tested"));
+    } else {
+      node.checks.push_back(CheckResult::pass(
+          "isolate", fmt::format("allreduce busbw {:.3f} GB/s, bidirectional {:.3f} GB/s, best of {} pair test(s)",
+                                 v.busbw_gbs.value_or(0), v.stream_gbs.value_or(0), v.tests), values));
+    }
+    report.nodes.push_back(std::move(node));
+  }
+  return report;
+}
+
+class IsolateCommand final : public Command {
+ public:
+  IsolateCommand(CLI::App& parent, const GlobalOptions&) {
+    app_ = parent.add_subcommand("isolate", "Pair the nodes, re-pair the failures and name the bad node or link; exit 0 healthy, 1 unhealthy");
+    app_->add_option("-p,--profile", profile_name_, "Profile whose allreduce_busbw and link_bandwidth floors apply (name or YAML file)");
+    app_->add_option("--bytes", bytes_text_, "Allreduce size per test")->capture_default_str();
+    app_->add_option("--iterations", settings_.allreduce.iterations, "Timed allreduces per test")->capture_default_str();
+    app_->add_option("--warmup", settings_.allreduce.warmup, "Untimed allreduces first")->capture_default_str();
+    app_->add_option("--stream-bytes", stream_bytes_text_, "Message size of the bidirectional stream")->capture_default_str();
+    app_->add_option("--window", settings_.stream.window, "Stream messages in flight each way")->capture_default_str();
+    app_->add_option("--stream-iterations", settings_.stream.iterations, "Stream windows per test")->capture_default_str();
+    app_->add_option("--round-timeout", settings_.round_timeout_s, "Seconds a round's tests may take")->capture_default_str();
+    app_->add_option("--mad-k", settings_.limits.mad_k, "Fail a node more than K median absolute deviations below the fleet median")->capture_default_str();
+    app_->add_option("--mad-floor", settings_.limits.mad_floor, "The MAD counts as at least this fraction of the median")->capture_default_str();
+    app_->add_option("--min-busbw", min_busbw_, "Allreduce bus bandwidth floor, GB/s (default: the profile's allreduce_busbw floor)");
+    app_->add_option("--min-stream", min_stream_, "Bidirectional stream floor, GB/s (default: the profile's link_bandwidth floor)");
+    app_->add_option("--retries", settings_.limits.retries, "Rounds that re-test failures with nodes that passed")->capture_default_str();
+    app_->add_option("--bisect-min-nodes", settings_.limits.bisect_min_nodes, "Bisect allreduce groups from this many nodes up")->capture_default_str();
+    app_->add_option("--json", json_path_, "Write the JSON report to FILE ('-': stdout instead of the lines)");
+    app_->add_option("--prom-textfile", textfile_, "Write each node's result for node_exporter's textfile collector (*.prom)");
+    app_->add_flag("--print-drain", print_drain_, "Print the Slurm drain command for each unhealthy node");
+    app_->add_flag("--drain", drain_, "Run those drain commands (scontrol) from rank 0");
+  }
+
+  CLI::App* app() const override { return app_; }
+
+  void validate() override {
+    settings_.allreduce.bytes = tools::parse_size_or_throw(bytes_text_, "--bytes");
+    settings_.stream.bytes = tools::parse_size_or_throw(stream_bytes_text_, "--stream-bytes");
+    if (settings_.allreduce.bytes < 4 || settings_.stream.bytes < 4) throw UsageError("--bytes and --stream-bytes must be at least 4");
+    if (settings_.allreduce.iterations < 1 || settings_.allreduce.warmup < 0) throw UsageError("--iterations must be >= 1 and --warmup >= 0");
+    if (settings_.stream.window < 1 || settings_.stream.iterations < 1) throw UsageError("--window and --stream-iterations must be >= 1");
+    if (!(settings_.round_timeout_s > 0)) throw UsageError("--round-timeout must be positive");
+    if (!(settings_.limits.mad_k > 0) || settings_.limits.mad_floor < 0) throw UsageError("--mad-k must be positive and --mad-floor >= 0");
+    if (settings_.limits.retries < 0 || settings_.limits.bisect_min_nodes < 2) throw UsageError("--retries must be >= 0 and --bisect-min-nodes >= 2");
+    if (min_busbw_ && *min_busbw_ < 0) throw UsageError("--min-busbw must not be negative");
+    if (min_stream_ && *min_stream_ < 0) throw UsageError("--min-stream must not be negative");
+    if (!profile_name_.empty()) {
+      Profile p = load_profile(profile_name_);
+      profile_label_ = p.name;
+      for (const auto& c : p.checks) {
+        if (c.spec->name == "allreduce_busbw") settings_.limits.min_busbw_gbs = c.params.number("min_gbytes_per_s");
+        if (c.spec->name == "link_bandwidth") settings_.limits.min_stream_gbs = c.params.number("min_gbytes_per_s");
+      }
+    }
+    if (min_busbw_) settings_.limits.min_busbw_gbs = *min_busbw_;
+    if (min_stream_) settings_.limits.min_stream_gbs = *min_stream_;
+    tools::check_writable(json_path_ == "-" ? "" : json_path_, "--json");
+    tools::check_writable(textfile_, "--prom-textfile");
+    if (!launched_by_mpi()) throw UsageError("isolate tests nodes against each other: run it under mpirun or srun, one or more ranks per node");
+  }
+
+  int run() override {
+    MpiSession mpi;
+    Job job = make_job();
+    Outbox out;
+    int code = tools::kExitOk;
+    if (job.rank == 0) {
+      Isolation iso(job.labels, settings_.limits);
+      RootState st;
+      std::cerr << fmt::format("smddp-diag isolate: {} nodes, {} ranks; rounds of at most {:.0f} s\n", job.labels.size(),
+                               job.size, settings_.round_bound_s());
+      while (root_round(job, settings_, iso, st, out)) {
+      }
+      PreflightReport report = make_report(job, iso, profile_label_);
+      code = report.healthy() ? tools::kExitOk : tools::kExitFailed;
+      for (int r = 1; r < job.size; ++r) {
+        if (st.dead_ranks.count(r)) continue;
+        nlohmann::json done = {{"done", true}, {"exit", code}, {"timestamp_ms", report.timestamp_ms}};
+        const int n = job.node_of[static_cast<size_t>(r)];
+        if (job.ranks_of[static_cast<size_t>(n)].front() == r) done["node"] = to_json(report.nodes[static_cast<size_t>(n)]);
+        out.post(job.comm, r, tag(iso.rounds() + 1, 0), done.dump());
+      }
+      if (!textfile_.empty()) tools::write_atomically(textfile_, preflight_textfile(report.nodes.front(), report.timestamp_ms));
+      write_outputs(report, iso, job);
+      if (st.unclean) {
+        std::cerr << "smddp-diag isolate: ranks were lost or left requests in flight; ending the job\n";
+        std::cout.flush();
+        std::cerr.flush();
+        sleep(1);  // the final messages reach the ranks that still answer
+        mpi.abort(code);
+      }
+      return code;
+    }
+    // Other ranks: plans until "done"; the wait for one spans rank 0's longest round.
+    for (int round = 1; round <= kMaxRounds + 1; ++round) {
+      auto got = recv_until(job.comm, 0, tag(round, 0), deadline_in(2 * settings_.round_bound_s() + 10));
+      if (!got) {
+        std::cerr << fmt::format("smddp-diag isolate: {}: no word from {} within {:.0f} s; ending the job\n", job.who(job.rank),
+                                 job.who(0), 2 * settings_.round_bound_s() + 10);
+        mpi.abort(tools::kExitLost);
+      }
+      auto plan = nlohmann::json::parse(*got);
+      if (plan.value("done", false)) {
+        code = plan["exit"].get<int>();
+        if (plan.contains("node") && !textfile_.empty()) {
+          tools::write_atomically(textfile_, preflight_textfile(node_report_from_json(plan["node"]), plan["timestamp_ms"].get<int64_t>()));
+        }
+        break;
+      }
+      if (plan.contains("idle")) continue;
+      send_until(job.comm, 0, tag(round, 1), run_part(job, plan, settings_, round).dump(),
+                 deadline_in(settings_.round_bound_s()));
+    }
+    MPI_Comm_free(&job.comm);
+    return code;
+  }
+
+ private:
+  void write_outputs(const PreflightReport& report, const Isolation& iso, const Job& job) {
+    nlohmann::json j = to_json(report);
+    j["isolate"] = {{"rounds", iso.rounds()}, {"round_bound_s", settings_.round_bound_s()}, {"tests", tests_json(iso, job)},
+                    {"limits", {{"mad_k", settings_.limits.mad_k}, {"mad_floor", settings_.limits.mad_floor},
+                                {"min_busbw_gbs", settings_.limits.min_busbw_gbs}, {"min_stream_gbs", settings_.limits.min_stream_gbs},
+                                {"retries", settings_.limits.retries}, {"bisect_min_nodes", settings_.limits.bisect_min_nodes}}}};
+    if (json_path_ == "-") {
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << report_lines(report, false);
+      if (!json_path_.empty()) tools::write_atomically(json_path_, j.dump(2) + "\n");
+    }
+    std::cout.flush();
+    // With the JSON on stdout, drain lines go to stderr so stdout still parses.
+    std::ostream& drain_out = json_path_ == "-" ? std::cerr : std::cout;
+    for (const auto& d : drain_commands(report)) {
+      if (print_drain_) drain_out << d.shell() << "\n";
+      if (drain_) {
+        std::string error;
+        const int rc = run_drain(d, &error);
+        if (rc != 0) std::cerr << "smddp-diag isolate: drain of " << d.host << " failed: " << (rc < 0 ? error : "scontrol exited with " + std::to_string(rc)) << "\n";
+      }
+    }
+    drain_out.flush();
+  }
+
+  CLI::App* app_ = nullptr;
+  std::string profile_name_, profile_label_ = "isolate";
+  std::string bytes_text_ = "16MiB", stream_bytes_text_ = "1MiB";
+  std::optional<double> min_busbw_, min_stream_;
+  std::string json_path_, textfile_;
+  bool print_drain_ = false, drain_ = false;
+  Settings settings_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_isolate_command(CLI::App& parent, const GlobalOptions& global) {
+  return std::make_unique<IsolateCommand>(parent, global);
+}
+
+}  // namespace smddp::diag

@@ -1,0 +1,312 @@
+#include "isolate/verdict.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace smddp::diag {
+
+std::pair<double, double> median_mad(std::vector<double> values) {
+  if (values.empty()) return {0, 0};
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  const double m = median(values);
+  for (auto& v : values) v = std::fabs(v - m);
+  return {m, median(values)};
+}
+
+Isolation::Isolation(std::vector<std::string> labels, IsolateLimits limits)
+    : labels_(std::move(labels)), limits_(limits) {}
+
+std::vector<int> Isolation::alive() const {
+  std::vector<int> out;
+  for (int n = 0; n < static_cast<int>(labels_.size()); ++n) {
+    if (!dead_.count(n)) out.push_back(n);
+  }
+  return out;
+}
+
+namespace {
+
+NodeTest make_test(std::vector<int> nodes) {
+  NodeTest t;
+  t.nodes = std::move(nodes);
+  return t;
+}
+
+// What a metric must reach: the floor, and the fleet's median less K MADs
+// (the MAD at least mad_floor of the median) once three nodes give a value.
+struct Bar {
+  double floor = 0, median = 0, mad = 0, threshold = 0;
+  bool fleet = false;
+  std::string why(const char* what, double v, double k) const {
+    if (floor > 0 && v < floor) return fmt::format("{} {:.3f} GB/s below the floor {:.3f} GB/s", what, v, floor);
+    return fmt::format("{} {:.3f} GB/s is {:.1f} MADs below the fleet median {:.3f} GB/s (MAD {:.3f}, limit {} MADs)", what, v,
+                       mad > 0 ? (median - v) / mad : 0.0, median, mad, k);
+  }
+  bool low(double v) const { return (floor > 0 && v < floor) || (fleet && v < threshold); }
+};
+
+Bar make_bar(const std::vector<double>& values, double floor, const IsolateLimits& l) {
+  Bar b;
+  b.floor = floor;
+  if (values.size() >= 3) {
+    auto [m, d] = median_mad(values);
+    b.fleet = true;
+    b.median = m;
+    b.mad = std::max(d, l.mad_floor * m);
+    b.threshold = m - l.mad_k * b.mad;
+  }
+  return b;
+}
+
+struct Judgement {
+  std::vector<NodeVerdict> nodes;
+  std::set<int> node_failed;                 // by the node's own numbers
+  std::vector<std::pair<int, int>> links;    // pairs failing while both ends pass
+  std::vector<std::vector<int>> bad_groups;  // bisection groups that failed
+  Bar busbw, stream;
+};
+
+Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::string>& labels, const std::set<int>& dead,
+                const IsolateLimits& l) {
+  const size_t n = labels.size();
+  Judgement j;
+  j.nodes.resize(n);
+  std::vector<std::vector<std::string>> errors(n);
+  for (const auto& t : tests) {
+    if (!t.pair()) continue;
+    for (int node : t.nodes) {
+      auto& v = j.nodes[static_cast<size_t>(node)];
+      ++v.tests;
+      if (!t.error.empty()) {
+        errors[static_cast<size_t>(node)].push_back(fmt::format("round {} with {}: {}", t.round,
+                                                                labels[static_cast<size_t>(t.nodes[0] == node ? t.nodes[1] : t.nodes[0])], t.error));
+        continue;
+      }
+      v.busbw_gbs = std::max(v.busbw_gbs.value_or(0), t.busbw_gbs);
+      v.stream_gbs = std::max(v.stream_gbs.value_or(0), t.stream_gbs);
+    }
+  }
+  std::vector<double> b, s;
+  for (const auto& v : j.nodes) {
+    if (v.busbw_gbs) b.push_back(*v.busbw_gbs);
+    if (v.stream_gbs) s.push_back(*v.stream_gbs);
+  }
+  j.busbw = make_bar(b, l.min_busbw_gbs, l);
+  j.stream = make_bar(s, l.min_stream_gbs, l);
+  for (size_t i = 0; i < n; ++i) {
+    auto& v = j.nodes[i];
+    if (dead.count(static_cast<int>(i))) {
+      v.reasons.push_back("a rank did not answer: " + (errors[i].empty() ? std::string("stopped or lost") : errors[i].back()));
+    } else if (v.tests > 0 && !v.busbw_gbs) {
+      v.reasons.push_back("every pair test failed: " + errors[i].front() +
+                          (errors[i].size() > 1 ? fmt::format(" (and {} more)", errors[i].size() - 1) : ""));
+    } else if (v.busbw_gbs) {
+      if (j.busbw.low(*v.busbw_gbs)) v.reasons.push_back(j.busbw.why("allreduce busbw", *v.busbw_gbs, l.mad_k));
+      if (j.stream.low(*v.stream_gbs)) v.reasons.push_back(j.stream.why("bidirectional bandwidth", *v.stream_gbs, l.mad_k));
+    }
+    if (!v.reasons.empty()) j.node_failed.insert(static_cast<int>(i));
+  }
+  // Links: every test of the pair failed, while both ends pass elsewhere. A
+  // link is judged against the fleet of links, each by its best test (a
+  // node's number, the best over several partners, runs higher).
+  std::map<std::pair<int, int>, std::vector<const NodeTest*>> by_pair;
+  for (const auto& t : tests) {
+    if (t.pair()) by_pair[{std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}].push_back(&t);
+  }
+  std::vector<double> pair_b, pair_s;
+  for (const auto& [pair, list] : by_pair) {
+    std::optional<double> b, s;
+    for (const NodeTest* t : list) {
+      if (!t->error.empty()) continue;
+      b = std::max(b.value_or(0), t->busbw_gbs);
+      s = std::max(s.value_or(0), t->stream_gbs);
+    }
+    if (b) pair_b.push_back(*b);
+    if (s) pair_s.push_back(*s);
+  }
+  const Bar link_busbw = make_bar(pair_b, l.min_busbw_gbs, l), link_stream = make_bar(pair_s, l.min_stream_gbs, l);
+  for (const auto& [pair, list] : by_pair) {
+    if (j.node_failed.count(pair.first) || j.node_failed.count(pair.second)) continue;
+    std::string why;
+    for (const NodeTest* t : list) {
+      if (!t->error.empty()) {
+        why = t->error;
+      } else if (link_busbw.low(t->busbw_gbs)) {
+        why = link_busbw.why("allreduce busbw", t->busbw_gbs, l.mad_k);
+      } else if (link_stream.low(t->stream_gbs)) {
+        why = link_stream.why("bidirectional bandwidth", t->stream_gbs, l.mad_k);
+      } else {
+        why.clear();
+        break;  // one good test clears the link
+      }
+    }
+    if (why.empty()) continue;
+    j.links.push_back(pair);
+    for (int end : {pair.first, pair.second}) {
+      const int other = end == pair.first ? pair.second : pair.first;
+      j.nodes[static_cast<size_t>(end)].reasons.push_back(
+          fmt::format("link to {} (both ends pass with other nodes): {}", labels[static_cast<size_t>(other)], why));
+    }
+  }
+  // Bisection: the latest test of each group; a failing group of two or three is named.
+  for (const auto& t : tests) {
+    if (t.pair()) continue;
+    const bool bad = !t.error.empty() || j.busbw.low(t.busbw_gbs);
+    if (!bad) continue;
+    j.bad_groups.push_back(t.nodes);
+    if (t.nodes.size() > 3) continue;
+    std::vector<std::string> names;
+    for (int node : t.nodes) names.push_back(labels[static_cast<size_t>(node)]);
+    std::string what = !t.error.empty() ? t.error : j.busbw.why("allreduce busbw", t.busbw_gbs, l.mad_k);
+    for (int node : t.nodes) {
+      j.nodes[static_cast<size_t>(node)].reasons.push_back(
+          fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}", fmt::join(names, ", "), what));
+    }
+  }
+  for (auto& v : j.nodes) v.failed = !v.reasons.empty();
+  return j;
+}
+
+}  // namespace
+
+std::vector<NodeVerdict> Isolation::verdicts() const { return judge(history_, labels_, dead_, limits_).nodes; }
+
+std::set<int> Isolation::suspects() const {
+  std::set<int> out;
+  for (int n : judge(history_, labels_, dead_, limits_).node_failed) {
+    if (!dead_.count(n)) out.insert(n);
+  }
+  return out;
+}
+
+std::vector<NodeTest> Isolation::retry_round() {
+  const Judgement j = judge(history_, labels_, dead_, limits_);
+  std::set<int> used;
+  std::vector<NodeTest> out;
+  std::vector<int> good;
+  for (int n : alive()) {
+    if (!j.nodes[static_cast<size_t>(n)].failed) good.push_back(n);
+  }
+  auto paired_before = [&](int a, int b) {
+    return std::any_of(history_.begin(), history_.end(), [&](const NodeTest& t) {
+      return t.pair() && ((t.nodes[0] == a && t.nodes[1] == b) || (t.nodes[0] == b && t.nodes[1] == a));
+    });
+  };
+  for (int s : j.node_failed) {
+    if (dead_.count(s)) continue;
+    // A node that passed and was not this suspect's partner yet, else any that passed.
+    int pick = -1;
+    for (int pass = 0; pass < 2 && pick < 0; ++pass) {
+      for (int g : good) {
+        if (used.count(g) || (pass == 0 && paired_before(s, g))) continue;
+        pick = g;
+        break;
+      }
+    }
+    if (pick < 0) continue;
+    used.insert(s);
+    used.insert(pick);
+    out.push_back(make_test({s, pick}));
+  }
+  for (const auto& [a, b] : j.links) {
+    if (used.count(a) || used.count(b)) continue;
+    used.insert(a);
+    used.insert(b);
+    out.push_back(make_test({a, b}));
+  }
+  return out;
+}
+
+std::vector<NodeTest> Isolation::next_round() {
+  std::vector<NodeTest> out;
+  const std::vector<int> live = alive();
+  while (out.empty() && phase_ != Phase::Done) {
+    switch (phase_) {
+      case Phase::Pairs:
+        for (size_t i = 0; i + 1 < live.size(); i += 2) out.push_back(make_test({live[i], live[i + 1]}));
+        phase_ = Phase::Shifted;
+        break;
+      case Phase::Shifted:
+        // A second, different matching, so one bad node cannot condemn a good
+        // one: 1-2, 3-4, ..., last-0 for an even count; for an odd one the
+        // node left out of the first round meets the first node (last-0,
+        // 1-2, ..., and one node sits out). Three nodes need all three pairs.
+        if (live.size() == 2) {
+          out.push_back(make_test({live[0], live[1]}));
+        } else if (live.size() > 2) {
+          const size_t n = live.size();
+          if (n % 2) out.push_back(make_test({live[n - 1], live[0]}));
+          for (size_t a = 1; a + 1 < n - (n % 2); a += 2) out.push_back(make_test({live[a], live[a + 1]}));
+          if (n % 2 == 0) out.push_back(make_test({live[n - 1], live[0]}));
+        }
+        phase_ = live.size() == 3 ? Phase::Third : Phase::Retry;
+        break;
+      case Phase::Third:
+        out.push_back(make_test({live[1], live[2]}));
+        phase_ = Phase::Retry;
+        break;
+      case Phase::Retry:
+        if (retries_done_ < limits_.retries && !(suspects().empty() && judge(history_, labels_, dead_, limits_).links.empty())) {
+          out = retry_round();
+          ++retries_done_;
+          if (out.empty()) retries_done_ = limits_.retries;
+        } else {
+          phase_ = Phase::Bisect;
+        }
+        break;
+      case Phase::Bisect: {
+        if (!bisect_started_) {
+          bisect_started_ = true;
+          std::vector<int> group;
+          const Judgement j = judge(history_, labels_, dead_, limits_);
+          for (int n : live) {
+            if (!j.nodes[static_cast<size_t>(n)].failed) group.push_back(n);
+          }
+          if (static_cast<int>(group.size()) >= std::max(limits_.bisect_min_nodes, 4)) bisect_groups_.push_back(group);
+        }
+        for (auto& g : bisect_groups_) out.push_back(make_test(g));
+        bisect_groups_.clear();
+        if (out.empty()) phase_ = Phase::Done;
+        break;
+      }
+      case Phase::Done:
+        break;
+    }
+  }
+  if (!out.empty()) ++round_;
+  for (auto& t : out) t.round = round_;
+  return out;
+}
+
+void Isolation::record(std::vector<NodeTest> tests, const std::set<int>& dead) {
+  dead_.insert(dead.begin(), dead.end());
+  const bool bisecting = phase_ == Phase::Bisect;
+  for (auto& t : tests) history_.push_back(std::move(t));
+  if (!bisecting) return;
+  // The failing groups of this round are split for the next one.
+  const Judgement j = judge(history_, labels_, dead_, limits_);
+  for (const auto& t : history_) {
+    if (t.round != round_ || t.pair() || t.nodes.size() <= 3) continue;
+    const bool bad = std::find(j.bad_groups.begin(), j.bad_groups.end(), t.nodes) != j.bad_groups.end();
+    if (!bad) continue;
+    const size_t half = t.nodes.size() / 2;
+    std::vector<int> left, right;
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+      if (dead_.count(t.nodes[i])) continue;
+      (i < half ? left : right).push_back(t.nodes[i]);
+    }
+    for (auto* g : {&left, &right}) {
+      if (g->size() >= 2) bisect_groups_.push_back(*g);
+    }
+  }
+}
+
+}  // namespace smddp::diag
