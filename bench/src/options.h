@@ -19,8 +19,8 @@ struct BenchOptions {
   std::vector<Collective> collectives{Collective::AllReduce};
   size_t min_bytes = 32 * 1024 * 1024;
   size_t max_bytes = 32 * 1024 * 1024;
-  double step_factor = 2;
-  size_t step_bytes = 0;  // additive steps when > 0 (nccl-tests -i)
+  double step_factor = 1;             // -f: multiply when > 1 (then step_bytes is 0)
+  size_t step_bytes = size_t{1} << 20;  // -i: added per row when step_factor is not above 1
   int iters = 20;
   int warmup = 5;
   int check = 1;  // nccl-tests -c: check correctness (iterations of checking)
@@ -78,7 +78,9 @@ struct BenchOptions {
   std::vector<std::string> argv;
 };
 
-// The sizes of the sweep, in bytes, before per-collective rounding.
+// The sizes of the sweep, in bytes, before per-collective rounding: from
+// min_bytes, times step_factor when step_bytes is 0, else plus step_bytes,
+// up to max_bytes.
 std::vector<size_t> sweep_sizes(const BenchOptions& o);
 
 }  // namespace smddp::bench
