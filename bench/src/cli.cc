@@ -212,12 +212,8 @@ std::vector<size_t> checked_sweep_sizes(const BenchOptions& o) {
                      std::to_string(static_cast<unsigned long long>(rows)) + " sizes (more than " +
                      std::to_string(kMaxSweepSizes) + "); use a larger -i/--stepbytes or -f/--stepfactor");
   }
-  auto sizes = sweep_sizes(o);
-  if (sizes.back() < o.max_bytes && sizes.size() < 2) {
-    throw UsageError("-f/--stepfactor does not grow " + std::to_string(o.min_bytes) +
-                     " B towards -e/--maxbytes; use a larger factor");
-  }
-  return sizes;
+  // A step past -e leaves the one row of -b, as in nccl-tests.
+  return sweep_sizes(o);
 }
 
 void finish_options(BenchOptions& o, const CliParts& parts) {

@@ -334,7 +334,9 @@ int run_benchmark(const BenchOptions& options) {
     copts.fabric_provider = o.provider;
     comm = Communicator::create(copts);  // mpirun/srun: MPI; RANK/WORLD_SIZE/MASTER_*: TCP store
   } catch (const UsageError& e) {
-    usage_exit(0, e.what());
+    // The same on every rank (a setting, /dev/shm too small): rank 0 says it.
+    const char* launcher = launcher_rank();
+    usage_exit(!launcher || std::atoi(launcher) == 0 ? 0 : 1, e.what());
   } catch (const Error& e) {
     std::fprintf(stderr, "smddp-bench: cannot connect the ranks: %s\n", e.what());
     return kExitTimeout;

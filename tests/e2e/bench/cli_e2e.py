@@ -145,7 +145,9 @@ def test_refusals_mpi():
              (["-d", "float32,float32"], {}, "twice"), (["-r", "2"], {}, "not a rank"),
              ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
              ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
-             ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE")]
+             ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
+             # In range, but the node's segment (16 cells per pair) is larger than /dev/shm.
+             ([], {"SMDDP_SHM_CELL_BYTES": "1G"}, "SMDDP_SHM_CELL_BYTES")]
     with tempfile.TemporaryDirectory() as d:
         before = prepared_dir(d)
         for args, env, needle in cases:
@@ -160,8 +162,10 @@ def test_output_files():
     """Two outputs on one file, a hard link, a directory: refused untouched.
     A symbolic link is written through; /dev/null stays a device."""
     with tempfile.TemporaryDirectory() as d:
-        before = prepared_dir(d)
-        os.link(os.path.join(d, "old.json"), os.path.join(d, "hard.json"))
+        prepared_dir(d)
+        with open(os.path.join(d, "linked.json"), "w") as f:
+            f.write("a file with two names\n")
+        os.link(os.path.join(d, "linked.json"), os.path.join(d, "hard.json"))
         os.symlink("old.csv", os.path.join(d, "link.csv"))
         before = snapshot(d)
         x = os.path.join(d, "old.json")
@@ -206,7 +210,7 @@ def ok(what, r):
 def test_nccl_tests_lines():
     """The command lines of nccl-tests' README and the AWS/EKS guides."""
     # README: -b 8 -e 128M -f 2 -g 1 (fewer iterations: last wins).
-    r = ok("-b 8 -e 128M -f 2 -g 1", run(mpirun(2, "-b", "8", "-e", "128M", "-f", "2", "-g", "1", *SMALL)))
+    r = ok("-b 8 -e 128M -f 2 -g 1", run(mpirun(2, "-b", "8", "-e", "128M", "-f", "2", "-g", "1", *SMALL, "-c", "0")))
     want = [8 << k for k in range(25)]
     if sizes_of(r.stdout) != want:
         fail(f"-b 8 -e 128M -f 2: sizes {sizes_of(r.stdout)}")
@@ -245,6 +249,8 @@ def test_numbers():
         fail("-b 0.5K -e 2.5e3 -i 1e3")
     if sizes("-b", "1M", "-e", "3M") != [1 << 20, 2 << 20, 3 << 20]:
         fail("without -f the step is 1 MiB added")
+    if sizes("-b", "8", "-e", "64") != [8]:
+        fail("a step past -e leaves one row")
     if sizes("-b", "1M", "-e", "3M", "-f", "1") != [1 << 20, 2 << 20, 3 << 20]:
         fail("-f 1 adds -i")
     if sizes("-b", "8", "-b", "16", "-e", "1K", "-e", "64", "-f", "2") != [16, 32, 64]:
