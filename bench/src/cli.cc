@@ -347,9 +347,9 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
       for (const auto& a : list_algorithms()) {
         if (a.collective == c) names += (names.empty() ? "" : ", ") + std::string(a.name);
       }
-      throw UsageError("--algorithm " + o.algorithm + ": " + std::string(to_string(c)) +
-                       " has no algorithm of that name (" + std::string(to_string(c)) + ": auto" +
-                       (names.empty() ? "" : ", " + names) + ")");
+      throw UsageError("unknown algorithm '" + o.algorithm + "' for " + std::string(to_string(c)) +
+                       " (--algorithm applies to every collective named); valid: auto" +
+                       (names.empty() ? "" : ", " + names));
     }
   }
 
