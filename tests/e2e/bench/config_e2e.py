@@ -181,6 +181,7 @@ def invalid_values(tmp):
         "SMDDP_STORE_PORT": ["70000", "port"],
         "SMDDP_BOOTSTRAP_TIMEOUT": ["soon", "nan"],
         "SMDDP_SUPERVISE": ["nope"],
+        "SMDDP_BENCH_MEMORY": ["0", "lots", "-1G"],
         "SMDDP_NVML_LIBRARY": ["/nonexistent/libnvidia-ml.so.1", tmp],
         "SMDDP_SYSFS_ROOT": [os.path.join(tmp, "absent"), bad_rules],
         "SMDDP_PROFILE_DIR": [os.path.join(tmp, "absent")],
