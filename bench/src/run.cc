@@ -215,22 +215,54 @@ void end_mpi() {
   std::exit(kExitUsage);
 }
 
-void check_memory(const SweepPlan& plan, Communicator& comm) {
-  // Buffers plus the engine's scratch (up to two more copies of the vector).
-  const double per_rank = static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes) * 2;
-  const double available = available_memory_bytes();
-  const int local = comm.local_size();
-  int32_t fail = available > 0 && per_rank * local > available ? 1 : 0;
-  comm.allreduce(&fail, &fail, 1, DataType::Int32, ReduceOp::Max);
-  if (fail) {
-    char msg[256];
-    std::snprintf(msg, sizeof msg,
-                  "the largest size needs about %.2f GiB per rank, %.2f GiB for the %d ranks on this host, "
-                  "but only %.2f GiB is available; lower -e/--maxbytes",
-                  per_rank / (1 << 30), per_rank * local / (1 << 30), local, available / (1 << 30));
-    usage_exit(comm.rank(), msg);
+// Host memory one rank needs for a sweep up to `max_bytes`: its buffers plus
+// the engine's scratch (up to two more copies of the vector).
+double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks, const std::vector<uint64_t>& weights) {
+  size_t send = 0, recv = 0;
+  for (Collective c : o.collectives) {
+    for (DataType t : o.dtypes) {
+      const RowCounts rc = row_counts(c, c == Collective::Barrier ? 0 : max_bytes, t, nranks, weights);
+      send = std::max(send, rc.send * dtype_size(t));
+      recv = std::max(recv, rc.recv * dtype_size(t));
+    }
   }
+  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2;
 }
+
+// As nccl-tests: a -e larger than the memory allows is lowered to the
+// largest size that fits (the same on every rank), with one "#" line from
+// rank 0; -b follows when it is above. The budget is SMDDP_BENCH_MEMORY, else
+// 7/8 of MemAvailable, shared by the ranks on this host.
+void fit_to_memory(BenchOptions& o, Communicator& comm) {
+  const int nranks = comm.size();
+  int host_ranks = 0;
+  for (int r = 0; r < nranks; ++r) host_ranks += comm.host(r) == comm.host(comm.rank()) ? 1 : 0;
+  const double budget = config::is_set("SMDDP_BENCH_MEMORY")
+                            ? static_cast<double>(config::bytes("SMDDP_BENCH_MEMORY"))
+                            : available_memory_bytes() * 7 / 8;
+  const auto weights = weights_for(o.alltoallv_weights, nranks);
+  const auto fits = [&](size_t m) { return bytes_per_rank(o, m, nranks, weights) * host_ranks <= budget; };
+  uint64_t fit = o.max_bytes;
+  if (budget > 0 && !fits(o.max_bytes)) {
+    size_t lo = 0, hi = o.max_bytes;  // fits(lo) is assumed: no buffers at 0 bytes
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    fit = lo;
+  }
+  comm.allreduce(&fit, &fit, 1, DataType::Uint64, ReduceOp::Min);
+  if (fit >= o.max_bytes) return;
+  o.requested_max_bytes = o.max_bytes;
+  o.max_bytes = fit;
+  o.min_bytes = std::min(o.min_bytes, o.max_bytes);
+  if (comm.rank() == 0) std::printf("#\n# Reducing maxBytes to %zu due to memory limitation\n", o.max_bytes);
+}
+
+// -N 0 runs until SIGINT or SIGTERM: the signal only sets this flag; the
+// ranks agree on it after each row and end the way a finished sweep does.
+volatile std::sig_atomic_t g_stop_signal = 0;
+void request_stop(int sig) { g_stop_signal = sig; }
 
 int finish_exit_code(const Summary& s) {
   if (s.wrong) return kExitWrong;
@@ -282,8 +314,9 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
   return -1;
 }
 
-int run_benchmark(const BenchOptions& o) {
+int run_benchmark(const BenchOptions& options) {
   Watchdog::catch_report_signal();
+  BenchOptions o = options;  // -e may be lowered to what fits in memory
   // The rank process, before MPI or the TCP store: is there a usable device?
   try {
     check_cuda_device(o);
@@ -303,27 +336,26 @@ int run_benchmark(const BenchOptions& o) {
     copts.fabric_provider = o.provider;
     comm = Communicator::create(copts);  // mpirun/srun: MPI; RANK/WORLD_SIZE/MASTER_*: TCP store
   } catch (const UsageError& e) {
-    usage_exit(0, e.what());
+    // The same on every rank (a setting, /dev/shm too small): rank 0 says it.
+    const char* launcher = launcher_rank();
+    usage_exit(!launcher || std::atoi(launcher) == 0 ? 0 : 1, e.what());
   } catch (const Error& e) {
     std::fprintf(stderr, "smddp-bench: cannot connect the ranks: %s\n", e.what());
     return kExitTimeout;
   }
   const int rank = comm->rank();
   const int nranks = comm->size();
-  if (o.root < 0 || o.root >= nranks) {
+  if (!o.all_roots && (o.root < 0 || o.root >= nranks)) {
     usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of this job (0.." +
                          std::to_string(nranks - 1) + ")");
   }
   SweepPlan plan;
   try {
-    plan = plan_sweep(o, nranks);  // --alltoallv-matrix must match the rank count
-  } catch (const UsageError& e) {
-    usage_exit(rank, e.what());
-  }
-  try {
-    // The first collective: an algorithm forced through SMDDP_ALGORITHM_*
-    // that cannot run on this job's ranks is refused here, before any work.
-    check_memory(plan, *comm);
+    weights_for(o.alltoallv_weights, nranks);  // --alltoallv-matrix must match the rank count
+    // Its allreduce is the first collective: an algorithm forced through
+    // SMDDP_ALGORITHM_* that cannot run on this job's ranks is refused here.
+    fit_to_memory(o, *comm);
+    plan = plan_sweep(o, nranks);
   } catch (const UsageError& e) {
     usage_exit(rank, e.what());
   }
@@ -349,7 +381,7 @@ int run_benchmark(const BenchOptions& o) {
   ctx.environment = captured_environment();
   ctx.versions = {{"smddp", kVersion}, {"mpi", mpi_library_version()}, {"reductions", std::string(reduce_isa())}};
   ctx.started_utc = utc_now();
-  ctx.planned_rows = plan.rows.size();
+  ctx.planned_rows = plan.rows.size() * static_cast<size_t>(std::max(o.run_cycles, 1));
 
   int exit_code = kExitOk;
   Summary summary;
@@ -411,30 +443,45 @@ int run_benchmark(const BenchOptions& o) {
       if (metrics) reporters.push_back(std::move(metrics));
       for (auto& r : reporters) r->begin(ctx);
     }
-    Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, plan.rows.size());
+    Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, ctx.planned_rows);
     std::map<std::string, std::pair<double, int>> busbw_sum;
     size_t done = 0;
     Sweep sweep(o, ctx, *comm, std::move(backends));
+    // -N: every cycle's rows are reported; -N 0 until a signal.
+    if (o.run_cycles == 0) {
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+    }
+    bool stopped = false;
+    const auto stop = [&] {
+      if (o.run_cycles != 0) return false;
+      int32_t requested = g_stop_signal != 0 ? 1 : 0;
+      comm->allreduce(&requested, &requested, 1, DataType::Int32, ReduceOp::Max);
+      stopped = requested != 0;
+      return stopped;
+    };
     std::vector<ResultRow> baseline_rows;
-    sweep.run(plan, [&](const std::vector<RowResult>& results) {
-      for (const auto& r : results) {
-        summary.wrong += r.wrong;
-        baseline_rows.push_back({std::string(to_string(r.collective)), std::string(to_string(r.dtype)), r.backend,
-                                 std::string(to_string(o.mem)), r.bytes, ctx.nranks, ctx.nnodes, r.busbw_gbps,
-                                 r.in_place ? "in-place" : "out-of-place"});
-        auto& acc = busbw_sum[r.backend];
-        acc.first += r.busbw_gbps;
-        acc.second += 1;
-      }
-      progress.clear();
-      for (auto& rep : reporters) rep->row(results);
-      progress.update(++done);
-    });
+    for (int cycle = 0; !stopped && (o.run_cycles == 0 || cycle < o.run_cycles); ++cycle) {
+      sweep.run(plan, [&](const std::vector<RowResult>& results) {
+        for (const auto& r : results) {
+          summary.wrong += r.wrong;
+          baseline_rows.push_back({std::string(to_string(r.collective)), std::string(to_string(r.dtype)), r.backend,
+                                   std::string(to_string(o.mem)), r.bytes, ctx.nranks, ctx.nnodes, r.busbw_gbps,
+                                   r.in_place ? "in-place" : "out-of-place"});
+          auto& acc = busbw_sum[r.backend];
+          acc.first += r.busbw_gbps;
+          acc.second += 1;
+        }
+        progress.clear();
+        for (auto& rep : reporters) rep->row(results);
+        progress.update(++done);
+      }, stop);
+    }
     progress.clear();
     for (const auto& [backend, acc] : busbw_sum) summary.avg_busbw_gbps[backend] = acc.first / acc.second;
     summary.threshold_gbps = o.min_busbw;
     const double first_avg = summary.avg_busbw_gbps[o.backends.front()];
-    summary.below_threshold = o.min_busbw > 0 && first_avg < o.min_busbw;
+    summary.below_threshold = o.min_busbw_set && first_avg < o.min_busbw;
     if (!o.baseline_path.empty()) {
       const GateResult gate = gate_rows(o.baseline, baseline_rows);
       for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);

@@ -28,18 +28,29 @@ SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
   plan.alltoallv_weights = weights_for(o.alltoallv_weights, nranks);
   const auto sizes = sweep_sizes(o);
   for (Collective c : o.collectives) {
+    // -r -1: every rank in turn is the root, as nccl-tests (roots outside, sizes inside).
+    std::vector<int> roots{o.root};
+    if (o.all_roots && traits(c).has_root) {
+      roots.resize(static_cast<size_t>(nranks));
+      std::iota(roots.begin(), roots.end(), 0);
+    }
     for (DataType t : o.dtypes) {
       std::vector<ReduceOp> ops = collective_reduces(c) ? o.ops : std::vector<ReduceOp>{ReduceOp::Sum};
       for (ReduceOp op : ops) {
-        for (size_t bytes : c == Collective::Barrier ? std::vector<size_t>{0} : sizes) {
-          plan.rows.push_back({c, t, op, bytes});
-          RowCounts rc = row_counts(c, bytes, t, nranks, plan.alltoallv_weights);
-          plan.max_send_bytes = std::max(plan.max_send_bytes, rc.send * dtype_size(t));
-          plan.max_recv_bytes = std::max(plan.max_recv_bytes, rc.recv * dtype_size(t));
+        for (int root : roots) {
+          for (size_t bytes : c == Collective::Barrier ? std::vector<size_t>{0} : sizes) {
+            plan.rows.push_back({c, t, op, bytes, root});
+            RowCounts rc = row_counts(c, bytes, t, nranks, plan.alltoallv_weights);
+            plan.max_send_bytes = std::max(plan.max_send_bytes, rc.send * dtype_size(t));
+            plan.max_recv_bytes = std::max(plan.max_recv_bytes, rc.recv * dtype_size(t));
+          }
         }
       }
     }
   }
+  // -u: both buffers start up to unalign elements (of 8 bytes at most) later.
+  plan.max_send_bytes += 8 * static_cast<size_t>(o.unalign);
+  plan.max_recv_bytes += 8 * static_cast<size_t>(o.unalign);
   return plan;
 }
 
@@ -47,7 +58,8 @@ Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
              std::vector<std::unique_ptr<Backend>> backends)
     : o_(o), ctx_(ctx), comm_(comm), backends_(std::move(backends)), rank_(comm.rank()) {}
 
-void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row) {
+void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row,
+                const std::function<bool()>& stop) {
   // Sizes plus slack, in the memory --mem names.
   buffers_ = SweepBuffers::create(o_.mem, plan.max_send_bytes + 64, plan.max_recv_bytes + 64);
   // Calls per backend before the first row: connection setup, lazy
@@ -106,6 +118,7 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
       if (ctx_.memory_bandwidth_gbps > 0) r.roof_fraction = r.busbw_gbps / ctx_.memory_bandwidth_gbps;
     }
     on_row(results);
+    if (stop && stop()) return;
   }
 }
 
@@ -115,15 +128,18 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const S
   const CollectiveTraits& t = traits(row.collective);
   const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n, plan.alltoallv_weights);
   const size_t es = dtype_size(row.dtype);
-  const int root = t.has_root ? o_.root : -1;
+  const int root = t.has_root ? row.root : -1;
 
-  void* sendp = buffers_->send();
-  void* recvp = buffers_->recv();
+  // -u: both buffers start unalign elements past their (page) alignment.
+  char* const send_base = buffers_->send() + static_cast<size_t>(o_.unalign) * es;
+  char* const recv_base = buffers_->recv() + static_cast<size_t>(o_.unalign) * es;
+  void* sendp = send_base;
+  void* recvp = recv_base;
   if (in_place) {
     if (t.in_place == InPlace::SendInRecv) {
-      sendp = buffers_->recv() + rank_ * rc.count * es;
+      sendp = recv_base + rank_ * rc.count * es;
     } else if (t.in_place == InPlace::RecvInSend) {
-      recvp = buffers_->send() + rank_ * rc.count * es;
+      recvp = send_base + rank_ * rc.count * es;
     } else {
       sendp = recvp;
     }
@@ -194,9 +210,14 @@ void Sweep::time_slice(Measurement& m, int warmup, int iters) {
     watchdog.disarm();
   }
   for (int it = 0; it < iters && o_.cuda_graph_launches == 0; ++it) {
-    watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
-    m.times.push_back(buffers_->time_us(backend, m.args));
-    watchdog.disarm();
+    // -m: agg_iters calls make one timed iteration; its time is per call.
+    double us = 0;
+    for (int a = 0; a < o_.agg_iters; ++a) {
+      watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
+      us += buffers_->time_us(backend, m.args);
+      watchdog.disarm();
+    }
+    m.times.push_back(us / o_.agg_iters);
   }
   m.result.algorithm = backend.algorithm();  // the backend's last call was ours
 }

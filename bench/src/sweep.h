@@ -24,6 +24,7 @@ struct SweepPlan {
     DataType dtype;
     ReduceOp op;
     size_t bytes;  // requested, before rounding
+    int root = 0;  // rooted collectives: -r, or each rank in turn with -r -1
   };
   std::vector<Row> rows;
   size_t max_send_bytes = 0, max_recv_bytes = 0;
@@ -39,8 +40,10 @@ class Sweep {
         std::vector<std::unique_ptr<Backend>> backends);
 
   // Runs every row; calls `on_row` on every rank with the results (rank 0's
-  // hold the aggregated numbers). Throws smddp::Error on failure.
-  void run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row);
+  // hold the aggregated numbers). After each row, a `stop` that returns true
+  // (on every rank alike) ends the sweep early. Throws smddp::Error on failure.
+  void run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row,
+           const std::function<bool()>& stop = {});
 
  private:
   // One backend and placement of a row, while its rounds run.

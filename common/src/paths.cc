@@ -45,6 +45,17 @@ WriteTarget resolve_write_target(const std::string& path) {
   }
 }
 
+bool same_file(const std::string& a, const std::string& b) {
+  const WriteTarget ta = resolve_write_target(a), tb = resolve_write_target(b);
+  std::error_code ea, eb;
+  const fs::path pa = fs::weakly_canonical(fs::absolute(ta.path, ea), ea);
+  const fs::path pb = fs::weakly_canonical(fs::absolute(tb.path, eb), eb);
+  if (!ea && !eb && pa == pb) return true;
+  struct stat sa {}, sb {};
+  return stat(ta.path.c_str(), &sa) == 0 && stat(tb.path.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
 void check_writable(const std::string& path, const std::string& flag) {
   if (path.empty() || path == "-") return;
   const std::string what = flag + " '" + path + "'";

@@ -56,13 +56,36 @@ std::optional<uint64_t> parse_size(std::string_view text) {
     if (point && ++fraction_digits > 18) return std::nullopt;
   }
   if (!digits) return std::nullopt;  // "", "-1", "K", "."
+  // An exponent as nccl-tests' %lf reads it ("1e3", "2.5E+6"): e followed by
+  // a digit or a signed digit. "7E" and "7EB" stay exbibytes.
+  int exponent = -static_cast<int>(fraction_digits);
+  if (i + 1 < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    size_t j = i + 1;
+    const bool negative = text[j] == '-';
+    if (text[j] == '+' || text[j] == '-') ++j;
+    if (j < text.size() && is_digit(text[j])) {
+      int e = 0;
+      for (; j < text.size() && is_digit(text[j]); ++j) {
+        if (e > 1000) return std::nullopt;  // 1e99999: far past the limit
+        e = e * 10 + (text[j] - '0');
+      }
+      exponent += negative ? -e : e;
+      i = j;
+    }
+  }
   bool ok = false;
   const unsigned shift = unit_shift(trim(text.substr(i)), &ok);
   if (!ok) return std::nullopt;
+  if (mantissa == 0) return 0;
+  for (; exponent > 0; --exponent) {
+    mantissa *= 10;
+    if (mantissa > static_cast<u128>(kMaxSize)) return std::nullopt;
+  }
   const u128 scaled = mantissa << shift;
   if ((scaled >> shift) != mantissa) return std::nullopt;  // past 128 bits
+  if (exponent < -38) return std::nullopt;  // below a byte (the mantissa has fewer digits)
   u128 divisor = 1;
-  for (unsigned d = 0; d < fraction_digits; ++d) divisor *= 10;
+  for (; exponent < 0; ++exponent) divisor *= 10;
   if (scaled % divisor != 0) return std::nullopt;  // a fraction of a byte
   const u128 bytes = scaled / divisor;
   if (bytes > kMaxSize) return std::nullopt;

@@ -67,6 +67,24 @@ TEST_F(PathsTest, SymlinkIsJudgedByItsTarget) {
   EXPECT_EQ(fs::path(t.path), dir_ / "d" / "out.json");
 }
 
+TEST_F(PathsTest, SameFileThroughSpellingsLinksAndInodes) {
+  const std::string a = (dir_ / "a.json").string();
+  EXPECT_TRUE(same_file(a, (dir_ / "." / "a.json").string()));  // not created yet
+  EXPECT_TRUE(same_file(a, (dir_ / "sub" / ".." / "a.json").string()));
+  EXPECT_FALSE(same_file(a, (dir_ / "b.json").string()));
+  std::ofstream(a) << "x";
+  fs::create_symlink("a.json", dir_ / "link.json");
+  EXPECT_TRUE(same_file(a, (dir_ / "link.json").string()));
+  fs::create_hard_link(a, dir_ / "hard.json");
+  EXPECT_TRUE(same_file(a, (dir_ / "hard.json").string()));
+  const auto cwd = fs::current_path();
+  fs::current_path(dir_);
+  EXPECT_TRUE(same_file("a.json", a));
+  fs::current_path(cwd);
+  EXPECT_TRUE(same_file("/dev/null", "/dev/../dev/null"));
+  EXPECT_FALSE(same_file("/dev/null", a));
+}
+
 TEST_F(PathsTest, UnwritableDirectory) {
   if (geteuid() == 0) GTEST_SKIP() << "root writes anywhere";
   fs::create_directories(dir_ / "ro");

@@ -43,6 +43,24 @@ TEST(Sizes, SpacesAndDecimals) {
   EXPECT_FALSE(parse_size("1.2.3K"));
 }
 
+TEST(Sizes, ExponentsAsInNcclTests) {
+  EXPECT_EQ(parse_size("1e3"), 1000u);
+  EXPECT_EQ(parse_size("1E3"), 1000u);
+  EXPECT_EQ(parse_size("2.5e6"), 2500000u);
+  EXPECT_EQ(parse_size("1e+3"), 1000u);
+  EXPECT_EQ(parse_size("5000e-3"), 5u);
+  EXPECT_EQ(parse_size("1e3K"), 1024000u);
+  EXPECT_EQ(parse_size("0e999"), 0u);
+  EXPECT_EQ(parse_size("9e18"), 9000000000000000000u);
+  EXPECT_EQ(parse_size("7E"), 7ull << 60);  // still exbibytes
+  EXPECT_EQ(parse_size("1EiB"), 1ull << 60);
+  EXPECT_FALSE(parse_size("1e-3"));   // a fraction of a byte
+  EXPECT_FALSE(parse_size("1e19"));   // past 2^63 - 1
+  EXPECT_FALSE(parse_size("1e300"));
+  EXPECT_FALSE(parse_size("1e99999999"));
+  EXPECT_FALSE(parse_size("1e-99999"));
+}
+
 TEST(Sizes, OverflowRefused) {
   EXPECT_EQ(parse_size("9223372036854775807"), kMaxSize);
   EXPECT_FALSE(parse_size("9223372036854775808"));
@@ -56,7 +74,7 @@ TEST(Sizes, OverflowRefused) {
 
 TEST(Sizes, NegativeAndJunkRefused) {
   for (const char* bad : {"", " ", "-1", "-1M", "+1M", "K", "M", ".", "lots", "12Q", "1 2", "1KK", "1Kb", "1kib",
-                          "1b", "0x10", "1e3", "1GiBs", "1 G B"}) {
+                          "1b", "0x10", "1e3x", "1e-", "1e+", "1GiBs", "1 G B"}) {
     EXPECT_FALSE(parse_size(bad)) << "'" << bad << "'";
   }
 }

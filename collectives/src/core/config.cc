@@ -92,6 +92,9 @@ constexpr Setting kTable[] = {
     {"SMDDP_TEST_STALL_AT", Type::Text, "", 0, 0, 1, {}, kBench,
      "For tests: RANK:CALL stops that rank (SIGSTOP) before its call number CALL, to exercise the "
      "hang report"},
+    {"SMDDP_BENCH_MEMORY", Type::Size, "", 1, kNoLimit, 1, {}, kBench,
+     "Host memory the buffers of smddp-bench's ranks on one host may use together; default: 7/8 "
+     "of MemAvailable. A larger -e is lowered to fit"},
     {"SMDDP_NVML_LIBRARY", Type::Library, "libnvidia-ml.so.1", 0, 0, 1, {}, kBench | kDiag,
      "NVML library to load (smddp-diag --nvml-library overrides)"},
     {"SMDDP_SYSFS_ROOT", Type::Directory, "/", 0, 0, 1, {}, kBench | kDiag,

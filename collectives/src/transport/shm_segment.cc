@@ -69,6 +69,7 @@ std::string random_name() {
 struct NameRecord {
   char name[64];
   char error[192];
+  int32_t usage = 0;  // the error is the settings' (UsageError: exit 64), not the transport's
 };
 
 }  // namespace
@@ -114,6 +115,12 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
       if (rc != 0 || base == MAP_FAILED) {
         shm_unlink(name.c_str());
         base = nullptr;
+        // Too large for /dev/shm: the sizes asked for, which the user can change.
+        if (rc == ENOSPC || rc == EFBIG) {
+          throw UsageError("the shared-memory segment of " + std::to_string(g.nranks) + " ranks needs " +
+                           std::to_string(total >> 20) + " MiB, more than /dev/shm has free: lower "
+                           "SMDDP_SHM_CELL_BYTES or SMDDP_SHM_SLOT_BYTES, or enlarge /dev/shm");
+        }
         throw TransportError("cannot allocate " + std::to_string(total >> 20) +
                              " MiB in /dev/shm: " + strerror(rc ? rc : errno));
       }
@@ -129,6 +136,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
       std::snprintf(mine.name, sizeof(mine.name), "%s", name.c_str());
     } catch (const Error& e) {
       std::snprintf(mine.error, sizeof(mine.error), "%s", e.what());
+      mine.usage = dynamic_cast<const UsageError*>(&e) ? 1 : 0;
     }
   }
 
@@ -161,6 +169,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
   }
   if (!error.empty()) {
     if (base) munmap(base, total);
+    if (ours.usage) throw UsageError(error + " (host " + topo.hosts[topo.rank] + ")");
     throw TransportError(error + " (host " + topo.hosts[topo.rank] + ")");
   }
   auto* header = static_cast<SegmentHeader*>(base);

@@ -190,6 +190,7 @@ def invalid_values(tmp):
         "SMDDP_STORE_HANDSHAKE_TIMEOUT": ["soon", "0"],
         "SMDDP_SUPERVISE": ["nope"],
         "SMDDP_TEST_STALL_AT": ["150", "1:0", "-1:5", "a:b", "1:5x"],
+        "SMDDP_BENCH_MEMORY": ["0", "lots", "-1G"],
         "SMDDP_NVML_LIBRARY": ["/nonexistent/libnvidia-ml.so.1", tmp],
         "SMDDP_SYSFS_ROOT": [os.path.join(tmp, "absent"), bad_rules],
         "SMDDP_PROFILE_DIR": [os.path.join(tmp, "absent")],

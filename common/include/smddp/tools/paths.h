@@ -19,6 +19,11 @@ struct WriteTarget {
 
 WriteTarget resolve_write_target(const std::string& path);
 
+// Whether two output paths would write the same file: the same target after
+// symbolic links (compared as absolute, normalised paths), or, for existing
+// files, the same device and inode (hard links, bind mounts).
+bool same_file(const std::string& a, const std::string& b);
+
 // Throws UsageError "<flag> '<path>': ..." when `path` could not be written
 // later: refused by the policy above, a missing or unwritable directory, or
 // a read-only file. "" (no file) and "-" (standard output) pass. Creates

@@ -13,8 +13,9 @@ namespace smddp::tools {
 // The largest size accepted: sizes travel as int64 (JSON, MPI counts).
 inline constexpr uint64_t kMaxSize = static_cast<uint64_t>(INT64_MAX);
 
-// "4096", "8K", "16m", "1.5GiB", "64 MB". Decimals are accepted when the
-// result is a whole number of bytes ("0.5K" yes, "1.5" or "0.3K" no).
+// "4096", "8K", "16m", "1.5GiB", "64 MB", "1e3", "2.5e6", "1e3K". Decimals and
+// exponents are accepted when the result is a whole number of bytes ("0.5K"
+// yes, "1.5" or "0.3K" no: nccl-tests would truncate them).
 // nullopt for junk, negatives and anything above kMaxSize.
 std::optional<uint64_t> parse_size(std::string_view text);
 

@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""smddp-bench's command line: nccl-tests' flags and numbers, and every bad
+value refused before any work (docs/bench.md#nccl-tests-compatibility).
+
+Usage: cli_e2e.py --bench PATH --mpirun PATH TEST
+A refusal is: exit 64, exactly one line (from rank 0 only), nothing on
+stdout, no file created, and a result file that existed before unchanged.
+"""
+import argparse
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+ARGS = None
+SMALL = ["-n", "2", "-w", "1"]  # fast rows; flags given later replace these (last wins)
+
+
+def fail(msg):
+    print("FAIL:", msg)
+    sys.exit(1)
+
+
+def run(cmd, env=None, timeout=120, cwd=None):
+    full = dict(os.environ)
+    for k in list(full):
+        if k.startswith("SMDDP_") or k == "NCCL_TESTS_MIN_BW":
+            del full[k]
+    full.update(env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd)
+
+
+def mpirun(np, *args):
+    return [ARGS.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np), ARGS.bench, *args]
+
+
+def rows(stdout):
+    return [l.split() for l in stdout.splitlines() if l.strip() and not l.startswith("#")]
+
+
+def snapshot(d):
+    """Every file of d with its kind, inode, size, mtime and content."""
+    out = {}
+    for name in sorted(os.listdir(d)):
+        p = os.path.join(d, name)
+        st = os.lstat(p)
+        body = open(p, "rb").read() if stat.S_ISREG(st.st_mode) else os.readlink(p) if stat.S_ISLNK(st.st_mode) else b""
+        out[name] = (stat.S_IFMT(st.st_mode), st.st_ino, st.st_nlink, st.st_size, st.st_mtime_ns, body)
+    return out
+
+
+def refused(what, r, needle, under_mpirun=False):
+    if r.returncode != 64:
+        fail(f"{what}: exit {r.returncode}, want 64\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+    if under_mpirun:  # mpirun adds its own banner about the exit code; ours start with the name
+        lines = [l for l in lines if l.startswith("smddp-bench")]
+    if r.stdout.strip() or len(lines) != 1 or needle.lower() not in lines[0].lower():
+        fail(f"{what}: want one line mentioning '{needle}' and no stdout, got stdout {r.stdout!r}, lines {lines}")
+
+
+# (arguments, environment, a word of the one line). Each runs with -J and
+# --csv naming files in a directory where result files already exist.
+BAD = [
+    (["-e", "9223372036854775808"], {}, "maxbytes"),
+    (["-b", "1.5"], {}, "minbytes"),
+    (["-T", "inf"], {}, "timeout"),
+    (["-T", "nan"], {}, "timeout"),
+    (["-T", "-1"], {}, "timeout"),
+    (["-T", "1e300"], {}, "timeout"),
+    (["--min-busbw", "nan"], {}, "min-busbw"),
+    (["--prom-port", "-1"], {}, "prom-port"),
+    (["--linger", "-1"], {}, "linger"),
+    (["--seed", "-1"], {}, "seed"),
+    (["-b", "0", "-e", "1M", "-f", "2"], {}, "minbytes 0"),
+    (["-b", "8", "-e", "1M", "-f", "inf"], {}, "stepfactor"),
+    (["-b", "8", "-e", "1M", "-f", "0.5"], {}, "stepfactor"),
+    (["-b", "8", "-e", "1M", "-i", "0"], {}, "stepbytes"),
+    (["-b", "0", "-e", "4E", "-i", "1"], {}, "sizes"),
+    (["allreduce", "broadcast", "--algorithm", "ring"], {}, "broadcast"),
+    (["-d", "float32,float32"], {}, "twice"),
+    (["-d", "all,float32"], {}, "all"),
+    (["all", "allreduce"], {}, "all"),
+    (["allreduce", "allreduce"], {}, "twice"),
+    (["--backend", "smddp,smddp"], {}, "twice"),
+    (["-t", "2"], {}, "nthreads"),
+    (["-g", "2"], {}, "ngpus"),
+    (["-g", "0"], {}, "ngpus"),
+    (["-I", "2"], {}, "per_iter_timing"),
+    (["-K", "1"], {}, "per_iter_skip"),
+    (["-I", "1", "-K", "5", "-n", "5"], {}, "per_iter_skip"),
+    (["-D", "1"], {}, "device_implementation"),
+    (["-N", "-1"], {}, "run_cycles"),
+    (["-m", "0"], {}, "agg_iters"),
+    (["-u", "-1"], {}, "unalign"),
+    (["-r", "-2"], {}, "root"),
+    ([], {"NCCL_TESTS_MIN_BW": "fast"}, "NCCL_TESTS_MIN_BW"),
+    ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
+    ([], {"SMDDP_CMA": "abc"}, "SMDDP_CMA"),
+    ([], {"SMDDP_FABRIC_NAP_US": "-5"}, "SMDDP_FABRIC_NAP_US"),
+    ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
+    ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
+    ([], {"SMDDP_SHM_SLOT_BYTES": "1"}, "SMDDP_SHM_SLOT_BYTES"),
+    ([], {"SMDDP_SHM_CELL_BYTES": "2G"}, "SMDDP_SHM_CELL_BYTES"),
+    ([], {"SMDDP_BENCH_MEMORY": "lots"}, "SMDDP_BENCH_MEMORY"),
+]
+
+
+def with_outputs(d, args):
+    out = list(args)
+    if "-J" not in out:
+        out += ["-J", os.path.join(d, "old.json")]
+    if "--csv" not in out:
+        out += ["--csv", os.path.join(d, "old.csv")]
+    return out
+
+
+def prepared_dir(d):
+    for name in ("old.json", "old.csv"):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(f"results of an earlier run in {name}\n")
+    return snapshot(d)
+
+
+def test_refusals():
+    """Every bad value of issue 15: exit 64, one line, no file created or changed."""
+    with tempfile.TemporaryDirectory() as d:
+        before = prepared_dir(d)
+        for args, env, needle in BAD:
+            r = run([ARGS.bench, "-b", "8", "-e", "8", *SMALL, *with_outputs(d, args)], env=env, timeout=30)
+            refused(f"{args} {env}", r, needle)
+            if snapshot(d) != before:
+                fail(f"{args} {env}: the directory changed: {sorted(snapshot(d))}")
+    print(f"{len(BAD)} bad invocations refused")
+
+
+def test_refusals_mpi():
+    """Under mpirun -np 2: one line from rank 0 only, the other rank silent."""
+    cases = [(["allreduce", "broadcast", "--algorithm", "ring"], {}, "broadcast"),
+             (["-T", "inf"], {}, "timeout"), (["--seed", "-1"], {}, "seed"),
+             (["-d", "float32,float32"], {}, "twice"), (["-r", "2"], {}, "not a rank"),
+             ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
+             ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
+             ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
+             # In range, but the node's segment (16 cells per pair) is larger than /dev/shm.
+             ([], {"SMDDP_SHM_CELL_BYTES": "1G"}, "SMDDP_SHM_CELL_BYTES")]
+    with tempfile.TemporaryDirectory() as d:
+        before = prepared_dir(d)
+        for args, env, needle in cases:
+            r = run(mpirun(2, "-b", "8", "-e", "8", *SMALL, *with_outputs(d, args)), env=env, timeout=60)
+            refused(f"mpirun {args} {env}", r, needle, under_mpirun=True)
+            if snapshot(d) != before:
+                fail(f"{args}: the directory changed")
+    print(f"{len(cases)} refused under mpirun")
+
+
+def test_output_files():
+    """Two outputs on one file, a hard link, a directory: refused untouched.
+    A symbolic link is written through; /dev/null stays a device."""
+    with tempfile.TemporaryDirectory() as d:
+        prepared_dir(d)
+        with open(os.path.join(d, "linked.json"), "w") as f:
+            f.write("a file with two names\n")
+        os.link(os.path.join(d, "linked.json"), os.path.join(d, "hard.json"))
+        os.symlink("old.csv", os.path.join(d, "link.csv"))
+        before = snapshot(d)
+        x = os.path.join(d, "old.json")
+        cases = [(["-J", x, "--csv", os.path.join(d, ".", "old.json")], "same file"),
+                 (["-J", x, "--csv", os.path.join(d, "hard.json")], "hard link"),
+                 (["-J", os.path.join(d, "old.csv"), "--csv", os.path.join(d, "link.csv")], "same file"),
+                 (["-J", d], "directory")]
+        for args, needle in cases:
+            r = run([ARGS.bench, "-b", "8", "-e", "8", *SMALL, *args], timeout=30)
+            refused(f"{args}", r, needle)
+            if snapshot(d) != before:
+                fail(f"{args}: the directory changed")
+        # Relative against absolute: the same file from another directory.
+        r = run([ARGS.bench, "-b", "8", "-e", "8", *SMALL, "-J", "old.csv", "--csv", os.path.join(d, "link.csv")],
+                cwd=d, timeout=30)
+        refused("relative -J, absolute --csv through a link", r, "same file")
+        # Written through the link: the link stays, its target gets the rows.
+        os.unlink(os.path.join(d, "hard.json"))
+        r = run([ARGS.bench, "-b", "8", "-e", "8", *SMALL, "-J", os.path.join(d, "new.json"),
+                 "--csv", os.path.join(d, "link.csv")], timeout=60)
+        if r.returncode != 0:
+            fail(f"through a link: exit {r.returncode}\n{r.stderr}")
+        if not os.path.islink(os.path.join(d, "link.csv")) or "earlier run" in open(os.path.join(d, "old.csv")).read():
+            fail("the link was replaced, or its target not written")
+        # A device is written to, never replaced (root could replace /dev/null).
+        r = run([ARGS.bench, "-b", "8", "-e", "8", *SMALL, "-J", "/dev/null"], timeout=60)
+        if r.returncode != 0 or not stat.S_ISCHR(os.stat("/dev/null").st_mode):
+            fail(f"-J /dev/null: exit {r.returncode}, /dev/null mode {oct(os.stat('/dev/null').st_mode)}")
+    print("output-file policy holds")
+
+
+def sizes_of(stdout):
+    return [int(r[0]) for r in rows(stdout)]
+
+
+def ok(what, r):
+    if r.returncode != 0:
+        fail(f"{what}: exit {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}")
+    return r
+
+
+def test_nccl_tests_lines():
+    """The command lines of nccl-tests' README and the AWS/EKS guides."""
+    # README: -b 8 -e 128M -f 2 -g 1 (fewer iterations: last wins).
+    r = ok("-b 8 -e 128M -f 2 -g 1", run(mpirun(2, "-b", "8", "-e", "128M", "-f", "2", "-g", "1", *SMALL, "-c", "0")))
+    want = [8 << k for k in range(25)]
+    if sizes_of(r.stdout) != want:
+        fail(f"-b 8 -e 128M -f 2: sizes {sizes_of(r.stdout)}")
+    # -e 8G on a host where it does not fit: lowered, with nccl-tests' line.
+    cmd = mpirun(2, "-b", "8", "-e", "8G", "-f", "2", "-g", "1", "-c", "1", "-n", "20", "-w", "5")
+    r = ok("-e 8G", run(cmd, env={"SMDDP_BENCH_MEMORY": "64M"}))
+    reduced = [l for l in r.stdout.splitlines() if l.startswith("# Reducing maxBytes to ")]
+    if len(reduced) != 1 or not reduced[0].endswith(" due to memory limitation"):
+        fail(f"want one Reducing line, got {reduced}\n{r.stdout}")
+    limit = int(reduced[0].split()[4])
+    sizes = sizes_of(r.stdout)
+    # allreduce: send + receive, twice over for scratch, 2 ranks: 8 x size <= 64 MiB.
+    if not (4 << 20) < limit <= (8 << 20) + 7 or sizes != [8 << k for k in range(21)]:
+        fail(f"lowered to {limit}, sizes {sizes}")
+    if any(row[8] != "0" or row[12] != "0" for row in rows(r.stdout)):
+        fail("wrong values")
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        ok("-I 1 -J", run(mpirun(2, "-b", "8", "-e", "64K", "-f", "4", "-g", "1", *SMALL, "-I", "1", "-J", out)))
+        json.load(open(out))
+        os.unlink(out)
+        ok("--warmup_iters --output_file",
+           run(mpirun(2, "-b", "8", "-e", "64K", "-f", "4", *SMALL, "--warmup_iters", "5", "--output_file", out)))
+        json.load(open(out))
+    print("nccl-tests command lines run")
+
+
+def test_numbers():
+    """Decimal sizes, the additive default step, last-wins, -r -1, -N."""
+    def sizes(*args):
+        return sizes_of(ok(str(args), run(mpirun(2, *SMALL, *args))).stdout)
+
+    if sizes("-b", "1e3", "-e", "4e3", "-f", "2") != [1000, 2000, 4000]:
+        fail("-b 1e3 -e 4e3 -f 2")
+    if sizes("-b", "0.5K", "-e", "2.5e3", "-i", "1e3") != [512, 1512]:
+        fail("-b 0.5K -e 2.5e3 -i 1e3")
+    if sizes("-b", "1M", "-e", "3M") != [1 << 20, 2 << 20, 3 << 20]:
+        fail("without -f the step is 1 MiB added")
+    if sizes("-b", "8", "-e", "64") != [8]:
+        fail("a step past -e leaves one row")
+    if sizes("-b", "1M", "-e", "3M", "-f", "1") != [1 << 20, 2 << 20, 3 << 20]:
+        fail("-f 1 adds -i")
+    if sizes("-b", "8", "-b", "16", "-e", "1K", "-e", "64", "-f", "2") != [16, 32, 64]:
+        fail("a repeated flag takes its last value")
+    r = ok("broadcast -r -1", run(mpirun(2, *SMALL, "broadcast", "-b", "8", "-e", "16", "-f", "2", "-r", "-1")))
+    if [(int(x[0]), x[4]) for x in rows(r.stdout)] != [(8, "0"), (16, "0"), (8, "1"), (16, "1")]:
+        fail(f"-r -1 rows {rows(r.stdout)}")
+    if sizes("-b", "8", "-e", "16", "-f", "2", "-N", "3") != [8, 16] * 3:
+        fail("-N 3 runs the sweep three times")
+    # Accepted, same meaning or no effect on host memory; checked rows stay right.
+    r = ok("compat flags", run(mpirun(2, *SMALL, "-b", "8", "-e", "4K", "-f", "8", "-t", "1", "-g", "1", "-m", "2",
+                                      "-u", "3", "-z", "1", "-y", "0", "-p", "0", "-R", "1", "-M", "0", "-C", "0",
+                                      "-S", "0", "-x", "0", "-V", "16", "-a", "3", "-c", "2", "-d", "all")))
+    if any(row[8] != "0" or row[12] != "0" for row in rows(r.stdout)):
+        fail("wrong values with -u 3 -m 2")
+    # NCCL_TESTS_MIN_BW: below 90% of it the run fails, as in nccl-tests.
+    r = run(mpirun(2, *SMALL, "-b", "8", "-e", "8"), env={"NCCL_TESTS_MIN_BW": "100000"})
+    if r.returncode != 2:
+        fail(f"NCCL_TESTS_MIN_BW above reach: exit {r.returncode}")
+    ok("NCCL_TESTS_MIN_BW=0", run(mpirun(2, *SMALL, "-b", "8", "-e", "8"), env={"NCCL_TESTS_MIN_BW": "0"}))
+    print("numbers as in nccl-tests")
+
+
+def test_run_cycles_signal():
+    """-N 0 runs until SIGTERM, then ends cleanly (exit 0) with its rows kept."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        full = dict(os.environ)
+        p = subprocess.Popen([ARGS.bench, "-b", "8", "-e", "64", "-f", "2", *SMALL, "-N", "0", "-J", out],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (os.path.exists(out) and os.path.getsize(out) > 0):
+            time.sleep(0.2)
+        time.sleep(1)  # a few cycles
+        p.send_signal(signal.SIGTERM)
+        try:
+            stdout, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            fail("-N 0 did not stop on SIGTERM")
+        if p.returncode != 0:
+            fail(f"-N 0 then SIGTERM: exit {p.returncode}\n{stderr}")
+        n = len(rows(stdout))
+        if n < 5:
+            fail(f"only {n} rows before the signal")
+        json.load(open(out))
+    print(f"-N 0: {n} rows, then a clean stop")
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("--mpirun", required=True)
+    parser.add_argument("test")
+    ARGS = parser.parse_args()
+    globals()["test_" + ARGS.test]()
+    print("PASS", ARGS.test)
+
+
+if __name__ == "__main__":
+    main()
