@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "alltoallv_matrix.h"
+#include "mpi_tuned.h"
 #include "smddp/algorithms.h"
 #include "smddp/error.h"
 #include "smddp/tools/paths.h"
@@ -69,7 +70,7 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("-T,--timeout", o.timeout, "Seconds one collective call may take (default: SMDDP_TIMEOUT or 300)");
   app.add_option("-J,--output-file", o.json_path, "Write results as JSON (rewritten after every row)");
   app.add_option("--csv", o.csv_path, "Write results as CSV (rewritten after every row)");
-  app.add_option("--backend", parts.backend, "smddp, mpi or nccl; a comma list compares them")->capture_default_str();
+  app.add_option("--backend", parts.backend, "smddp, mpi, mpi:ALGORITHM (an Open MPI tuned algorithm forced, e.g. mpi:ring) or nccl; a comma list compares them")->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "smddp algorithm name, or auto")->capture_default_str();
   app.add_option("--transport", o.transport, "Transport between nodes: mpi, fabric (libfabric) or auto")
       ->capture_default_str();
@@ -136,10 +137,11 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   o.ops = parse_names<ReduceOp>(parts.op, all_ops(), parse_op, "-o/--op", "op");
 
   o.backends = split(parts.backend);
-  if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, nccl");
+  if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, mpi:ALGORITHM, nccl");
   for (const auto& b : o.backends) {
-    if (b != "smddp" && b != "mpi" && b != "nccl") {
-      throw UsageError("unknown backend '" + b + "'; valid: smddp, mpi, nccl");
+    const bool mpi = is_mpi_backend(b) && b != "mpi:";  // mpi:ALGORITHM forces an Open MPI tuned one
+    if (b != "smddp" && b != "nccl" && !mpi) {
+      throw UsageError("unknown backend '" + b + "'; valid: smddp, mpi, mpi:ALGORITHM (e.g. mpi:ring), nccl");
     }
   }
 
