@@ -34,7 +34,9 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::string& algorithm);
-std::unique_ptr<Backend> make_mpi_backend();
+// `tuned`: an Open MPI coll/tuned algorithm to force ("ring"), or "" for
+// MPI's default decision (mpi_tuned.h).
+std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned = "");
 // CUDA builds only: NCCL on device local_rank % devices, its unique id spread
 // through `comm`; waits are bounded by comm.timeout().
 std::unique_ptr<Backend> make_nccl_backend(Communicator& comm);

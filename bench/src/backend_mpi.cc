@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "mpi_tuned.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "smddp/traits.h"
@@ -45,10 +46,22 @@ void check(int rc, const char* what) {
   throw TransportError(std::string(what) + " failed: " + std::string(msg, len));
 }
 
+std::vector<std::string_view> tuned_collectives();
+std::string_view tuned_collective(Collective c);
+
 class MpiBackend final : public Backend {
  public:
-  MpiBackend() {
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  // `tuned`: an Open MPI coll/tuned algorithm forced on the collectives that
+  // offer it (mpi_tuned.h), or empty for MPI's default decision.
+  explicit MpiBackend(const std::string& tuned) : tuned_(tuned) {
+    if (tuned_.empty()) {
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    } else {
+      const MpiTunedForce force(tuned_, tuned_collectives());
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm_);  // reads the forced algorithms
+      for (Collective c : all_collectives()) forced_[static_cast<size_t>(c)] = force.forces(tuned_collective(c));
+      name_ = "mpi:" + tuned_;
+    }
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
@@ -84,8 +97,8 @@ class MpiBackend final : public Backend {
     MPI_Comm_free(&comm_);
   }
 
-  std::string_view name() const override { return "mpi"; }
-  std::string algorithm() const override { return "mpi"; }
+  std::string_view name() const override { return name_; }
+  std::string algorithm() const override { return forced_[static_cast<size_t>(last_)] ? tuned_ : "mpi"; }
   void barrier() override { check(MPI_Barrier(comm_), "MPI_Barrier"); }
 
   void run(const CollectiveArgs& a) override;
@@ -213,6 +226,9 @@ class MpiBackend final : public Backend {
     }
   }
 
+  std::string tuned_, name_ = "mpi";
+  std::array<bool, kNumCollectives> forced_{};
+  Collective last_ = Collective::AllReduce;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   MPI_Datatype half_ = MPI_DATATYPE_NULL, bf16_ = MPI_DATATYPE_NULL;
@@ -227,23 +243,34 @@ class MpiBackend final : public Backend {
 struct MpiCall {
   Collective collective;
   void (MpiBackend::*run)(const MpiBackend::Call&);
+  std::string_view tuned;  // the collective in Open MPI's coll_tuned_<tuned>_algorithm; "" if none
 };
 constexpr std::array<MpiCall, kNumCollectives> kMpiCalls = {{
-    {Collective::AllReduce, &MpiBackend::allreduce},
-    {Collective::AllGather, &MpiBackend::allgather},
-    {Collective::ReduceScatter, &MpiBackend::reduce_scatter},
-    {Collective::Broadcast, &MpiBackend::broadcast},
-    {Collective::Reduce, &MpiBackend::reduce},
-    {Collective::AllToAll, &MpiBackend::alltoall},
-    {Collective::Barrier, &MpiBackend::barrier_call},
-    {Collective::Gather, &MpiBackend::gather},
-    {Collective::Scatter, &MpiBackend::scatter},
-    {Collective::SendRecv, &MpiBackend::sendrecv},
-    {Collective::AllToAllV, &MpiBackend::alltoallv},
+    {Collective::AllReduce, &MpiBackend::allreduce, "allreduce"},
+    {Collective::AllGather, &MpiBackend::allgather, "allgather"},
+    {Collective::ReduceScatter, &MpiBackend::reduce_scatter, "reduce_scatter_block"},
+    {Collective::Broadcast, &MpiBackend::broadcast, "bcast"},
+    {Collective::Reduce, &MpiBackend::reduce, "reduce"},
+    {Collective::AllToAll, &MpiBackend::alltoall, "alltoall"},
+    {Collective::Barrier, &MpiBackend::barrier_call, "barrier"},
+    {Collective::Gather, &MpiBackend::gather, "gather"},
+    {Collective::Scatter, &MpiBackend::scatter, "scatter"},
+    {Collective::SendRecv, &MpiBackend::sendrecv, ""},
+    {Collective::AllToAllV, &MpiBackend::alltoallv, "alltoallv"},
 }};
 static_assert(covers_every_collective(kMpiCalls), "one MPI call per collective, in enum order");
 
+std::vector<std::string_view> tuned_collectives() {
+  std::vector<std::string_view> out;
+  for (const auto& call : kMpiCalls) {
+    if (!call.tuned.empty()) out.push_back(call.tuned);
+  }
+  return out;
+}
+std::string_view tuned_collective(Collective c) { return kMpiCalls[static_cast<size_t>(c)].tuned; }
+
 void MpiBackend::run(const CollectiveArgs& a) {
+  last_ = a.collective;
   const Call call{a, type(a.dtype), mpi_op(a.dtype, a.op), static_cast<int>(a.count), is_in_place(a)};
   (this->*kMpiCalls[static_cast<size_t>(a.collective)].run)(call);
   if (a.op == ReduceOp::Avg && collective_reduces(a.collective) && traits(a.collective).receives_on(rank_, a.root)) {
@@ -253,6 +280,6 @@ void MpiBackend::run(const CollectiveArgs& a) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_backend() { return std::make_unique<MpiBackend>(); }
+std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned) { return std::make_unique<MpiBackend>(tuned); }
 
 }  // namespace smddp::bench

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "alltoallv_matrix.h"
+#include "mpi_tuned.h"
 #include "smddp/algorithms.h"
 #include "smddp/error.h"
 #include "smddp/tools/paths.h"
@@ -171,7 +172,7 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("-D,--device_implementation", parts.device_impl, "0 (the NCCL device API is not used)")
       ->group(compat);
   app.add_option("-V,--device_cta_count", parts.device_cta_count, "1..128")->group(compat);
-  app.add_option("--backend", parts.backend, "smddp, mpi or nccl; a comma list compares them")->capture_default_str();
+  app.add_option("--backend", parts.backend, "smddp, mpi, mpi:ALGORITHM (an Open MPI tuned algorithm forced, e.g. mpi:ring) or nccl; a comma list compares them")->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "smddp algorithm name, or auto")->capture_default_str();
   app.add_option("--transport", o.transport, "Transport between nodes: mpi, fabric (libfabric) or auto")
       ->capture_default_str();
@@ -335,10 +336,11 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   o.ops = parse_names<ReduceOp>(parts.op, all_ops(), parse_op, "-o/--op", "op");
 
   o.backends = split(parts.backend);
-  if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, nccl");
+  if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, mpi:ALGORITHM, nccl");
   for (const auto& b : o.backends) {
-    if (b != "smddp" && b != "mpi" && b != "nccl") {
-      throw UsageError("unknown backend '" + b + "'; valid: smddp, mpi, nccl");
+    const bool mpi = is_mpi_backend(b) && b != "mpi:";  // mpi:ALGORITHM forces an Open MPI tuned one
+    if (b != "smddp" && b != "nccl" && !mpi) {
+      throw UsageError("unknown backend '" + b + "'; valid: smddp, mpi, mpi:ALGORITHM (e.g. mpi:ring), nccl");
     }
   }
   refuse_duplicates<std::string>(o.backends, "--backend", [](const std::string& b) { return b; });

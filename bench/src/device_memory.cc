@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "mpi_tuned.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -243,7 +244,7 @@ void check_cuda_request(const BenchOptions& o) {
 #else
   if (nccl && !cuda_mem) throw UsageError("--backend nccl takes device buffers: add --mem cuda");
   for (const auto& b : o.backends) {
-    if (b == "mpi") {
+    if (is_mpi_backend(b)) {
       throw UsageError("--mem cuda: the mpi backend takes host buffers only; use --backend smddp,nccl");
     }
   }

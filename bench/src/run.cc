@@ -32,6 +32,7 @@
 #include "smddp/version.h"
 #include "device_memory.h"
 #include "hang_report.h"
+#include "mpi_tuned.h"
 #include "supervisor.h"
 #include "sweep.h"
 #include "system_info.h"
@@ -306,7 +307,7 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
   // probe runs in the rank process: check_cuda_device in run_benchmark).
   check_cuda_request(o);
   for (const auto& b : o.backends) {
-    if (b == "mpi" && bootstrap_from_environment() == BootstrapKind::TcpStore) {
+    if (is_mpi_backend(b) && bootstrap_from_environment() == BootstrapKind::TcpStore) {
       throw UsageError("--backend mpi needs mpirun; this job was started torchrun-style (RANK, WORLD_SIZE, "
                        "MASTER_ADDR, MASTER_PORT): use --backend smddp");
     }
@@ -327,6 +328,9 @@ int run_benchmark(const BenchOptions& options) {
   } catch (const Error& e) {
     std::fprintf(stderr, "smddp-bench: %s\n", e.what());  // a broken GPU node: every rank says so
     return kExitTimeout;
+  }
+  for (const auto& b : o.backends) {
+    if (!mpi_tuned_name(b).empty()) request_mpi_tuned_rules();  // read once, in MPI_Init
   }
   std::unique_ptr<Communicator> comm;
   try {
@@ -420,7 +424,7 @@ int run_benchmark(const BenchOptions& options) {
 #if SMDDP_CUDA_ENABLED
       else if (b == "nccl") backends.push_back(make_nccl_backend(*comm));
 #endif
-      else backends.push_back(make_mpi_backend());
+      else backends.push_back(make_mpi_backend(mpi_tuned_name(b)));
     }
     // Metrics settings are checked (and the port bound) on rank 0 before the
     // sweep; a usage error there ends every rank with 64.
