@@ -26,9 +26,10 @@ struct BenchOptions {
   int check = 1;  // nccl-tests -c: check correctness (iterations of checking)
   std::vector<DataType> dtypes{DataType::Float32};
   std::vector<ReduceOp> ops{ReduceOp::Sum};
-  int root = 0;
+  int root = 0;         // -r; with all_roots, ignored
+  bool all_roots = false;  // -r -1 (nccl-tests): every rank in turn is the root, one row per root
   Average average = Average::Mean;
-  double timeout = 0;  // seconds; 0 = engine default
+  double timeout = 0;  // -T seconds; 0 = no per-test timeout: the engine's (SMDDP_TIMEOUT or 300) applies
   std::string json_path;
   std::string csv_path;
   std::vector<std::string> backends{"smddp"};
@@ -44,12 +45,36 @@ struct BenchOptions {
   bool quiet = false;
   bool progress = false;  // the progress line even when the launch's output is redirected
   bool version = false;
-  double min_busbw = 0;  // GB/s; 0 = no threshold
+  double min_busbw = 0;  // GB/s: below it the run fails (exit 2); 0 = no threshold
+  // A threshold was set (--min-busbw, or NCCL_TESTS_MIN_BW when --min-busbw is not given),
+  // even 0: the "# Avg bus bandwidth" line then ends in OK or FAILED. From NCCL_TESTS_MIN_BW=X,
+  // min_busbw is 0.9 * X, the bound nccl-tests compares against.
+  bool min_busbw_set = false;
   bool roofline = false;
   uint64_t seed = 0x5eedULL;
   std::string alltoallv_matrix;            // --alltoallv-matrix FILE
   std::vector<uint64_t> alltoallv_weights;  // its n x n weights, row = sender (empty: default)
   telemetry::MetricsOptions metrics;
+
+  // nccl-tests 2.19 flags (docs/bench.md#nccl-tests-compatibility).
+  int nthreads = 1;  // -t/--nthreads: always 1 (one rank per process; more are refused)
+  int ngpus = 1;     // -g/--ngpus: always 1 (one device per rank; more are refused)
+  // -m/--agg_iters: collectives issued back to back in each timed iteration; a
+  // row's times are per collective (the iteration's time / agg_iters).
+  int agg_iters = 1;
+  int run_cycles = 1;  // -N/--run_cycles: sweeps in a row, each reported; 0 = until SIGINT/SIGTERM
+  // -I/--per_iter_timing 1 sets per_iteration (above). -K/--per_iter_skip: the
+  // first K timed iterations of a row stay out of the per-iteration statistics.
+  int per_iter_skip = 0;
+  bool report_cputime = false;     // -C/--report_cputime 1: the time columns are named cputime
+  bool report_timestamps = false;  // -S/--report_timestamps 1: a timestamp column after in-place
+  int unalign = 0;                 // -u/--unalign N: both buffers start N elements past their alignment
+  // Accepted for compatibility; no effect on host memory (host collectives
+  // block; one thread; nothing to register): -z, -y, -p, -R, -M, -x, -V.
+  int blocking = 0, stream_null = 0, parallel_init = 0, local_register = 0, memory_report = 0;
+  // -e as given when it did not fit in memory and max_bytes was lowered
+  // ("# Reducing maxBytes to N due to memory limitation"); 0 = not lowered.
+  size_t requested_max_bytes = 0;
   std::vector<std::string> argv;
 };
 

@@ -358,6 +358,9 @@ int run_benchmark(const BenchOptions& o) {
     ctx.nodes.resize(nranks);
     int32_t my_node = comm->node();
     comm->allgather(&my_node, ctx.nodes.data(), 1, DataType::Int32);
+    ctx.pids.resize(nranks);
+    int32_t my_pid = static_cast<int32_t>(getpid());
+    comm->allgather(&my_pid, ctx.pids.data(), 1, DataType::Int32);
     if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(*comm);
     Watchdog::instance().start(comm->timeout(), rank, comm->host(rank));
 
@@ -391,25 +394,28 @@ int run_benchmark(const BenchOptions& o) {
       for (auto& r : reporters) r->begin(ctx);
     }
     Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, plan.rows.size());
-    std::map<std::string, std::pair<double, int>> busbw_sum;
+    BusbwAverages busbw;  // barrier rows are not counted (no bytes)
     size_t done = 0;
     Sweep sweep(o, ctx, *comm, std::move(backends));
     sweep.run(plan, [&](const std::vector<RowResult>& results) {
       for (const auto& r : results) {
         summary.wrong += r.wrong;
-        auto& acc = busbw_sum[r.backend];
-        acc.first += r.busbw_gbps;
-        acc.second += 1;
+        busbw.add(r);
       }
       progress.clear();
       for (auto& rep : reporters) rep->row(results);
       progress.update(++done);
     });
     progress.clear();
-    for (const auto& [backend, acc] : busbw_sum) summary.avg_busbw_gbps[backend] = acc.first / acc.second;
+    for (const auto& b : o.backends) {
+      if (auto avg = busbw.average(b)) summary.avg_busbw_gbps[b] = *avg;
+    }
+    // --min-busbw holds for each collective's average (its footer's OK/FAILED).
     summary.threshold_gbps = o.min_busbw;
-    const double first_avg = summary.avg_busbw_gbps[o.backends.front()];
-    summary.below_threshold = o.min_busbw > 0 && first_avg < o.min_busbw;
+    for (Collective c : o.collectives) {
+      auto avg = busbw.average(o.backends.front(), c);
+      if (avg && below_min_busbw(*avg, o)) summary.below_threshold = true;
+    }
     summary.complete = true;
     exit_code = finish_exit_code(summary);
     summary.exit_code = exit_code;
