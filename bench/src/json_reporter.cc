@@ -4,14 +4,21 @@
 // end_time), so its tools read ours, plus our own keys beside them (the flat
 // `rows` every smddp tool reads, backend, ranks, totals, complete). One
 // document per backend: `path` for the first backend, holding every
-// backend's `rows`; PATH.BACKEND.json for each further one.
+// backend's `rows`; PATH.BACKEND.json for each further one, with its own.
 //
 // The file is always a whole, valid document: it is rewritten atomically
-// (temporary + rename) at the start, at most every second while rows come
-// (RewritePacer, reporter.h), and at the end or when the run fails. Each row
-// is serialised once, so a rewrite only concatenates text.
+// (temporary + fsync + rename) at the start, at most every second while rows
+// come (RewritePacer, reporter.h), and at the end or when the run fails.
+// Each row is serialised once, so a rewrite only concatenates text; the
+// rewrites during the sweep happen on a thread of their own, so the sweep
+// never waits for the disk (the last one, at the end, it does wait for).
+#include <condition_variable>
 #include <ctime>
+#include <exception>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "reporter.h"
 #include "smddp/tools/atomic_file.h"
@@ -105,11 +112,79 @@ nlohmann::json per_iter_json(const RowResult& r) {
   return j;
 }
 
+// Writes whole files atomically on its own thread: write() hands over the
+// newest text (one still waiting is replaced), finish() waits until all is
+// written. A failed write is thrown from the next call.
+class BackgroundWriter {
+ public:
+  explicit BackgroundWriter(std::string path) : path_(std::move(path)), thread_([this] { loop(); }) {}
+  ~BackgroundWriter() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  BackgroundWriter(const BackgroundWriter&) = delete;
+  BackgroundWriter& operator=(const BackgroundWriter&) = delete;
+
+  void write(std::string text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    rethrow();
+    pending_ = std::move(text);
+    cv_.notify_all();
+  }
+  // Waits until nothing is pending or being written.
+  void finish() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !pending_ && !busy_; });
+    rethrow();
+  }
+
+ private:
+  void rethrow() {
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || pending_; });
+      if (!pending_) return;
+      std::string text = std::move(*pending_);
+      pending_.reset();
+      busy_ = true;
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        tools::AtomicFile file(path_);
+        file.write(text);
+        file.commit();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      lock.lock();
+      busy_ = false;
+      if (error) error_ = error;
+      cv_.notify_all();
+    }
+  }
+
+  std::string path_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<std::string> pending_;
+  bool busy_ = false, stop_ = false;
+  std::exception_ptr error_;
+  std::thread thread_;  // last: started once the rest is ready
+};
+
 // One backend's document.
 class Document {
  public:
-  Document(std::string path, std::string backend, bool with_rows)
-      : path_(std::move(path)), backend_(std::move(backend)), with_rows_(with_rows) {}
+  // `all_rows`: `rows` holds every backend's rows, else only this one's.
+  Document(std::string path, std::string backend, bool all_rows)
+      : path_(std::move(path)), backend_(std::move(backend)), all_rows_(all_rows), writer_(path_) {}
 
   void begin(const RunContext& ctx) {
     ctx_ = &ctx;
@@ -179,6 +254,7 @@ class Document {
                         {"seed", o.seed}, {"average", static_cast<int>(o.average)}};
     extra_ = members(extra);
     flush(nullptr);
+    writer_.finish();  // the file exists before the first row
   }
 
   void row(const std::vector<RowResult>& results) {
@@ -186,14 +262,15 @@ class Document {
     const RowResult* oop = nullptr;
     const RowResult* ip = nullptr;
     for (const auto& r : results) {
-      if (with_rows_) append(rows_, row_to_json(r).dump());
+      if (all_rows_ || r.backend == backend_) {
+        append(rows_, row_to_json(r).dump());
+        ++rows_count_;
+      }
       if (r.backend != backend_) continue;
       (r.in_place ? ip : oop) = &r;
       wrong_ += r.wrong;
       averages_.add(r);
-      ++rows_done_;
     }
-    if (with_rows_) rows_count_ += results.size();
     const RowResult* any = oop ? oop : ip;
     if (!any) return;
     if (sections_.empty() || sections_.back() != any->collective) sections_.push_back(any->collective);
@@ -219,7 +296,10 @@ class Document {
     if (pacer_.due()) flush(nullptr);
   }
 
-  void end(const Summary& s) { flush(&s); }
+  void end(const Summary& s) {
+    flush(&s);
+    writer_.finish();
+  }
 
  private:
   static void append(std::string& list, const std::string& item) {
@@ -262,7 +342,7 @@ class Document {
     }
     tail["sections"] = sections;
     if (s) {
-      tail["totals"] = {{"rows", with_rows_ ? rows_count_ : rows_done_}, {"wrong", s->wrong},
+      tail["totals"] = {{"rows", rows_count_}, {"wrong", s->wrong},
                         {"avg_busbw_gbps", s->avg_busbw_gbps}, {"below_threshold", s->below_threshold},
                         {"exit_code", s->exit_code}};
       if (!s->error.empty()) tail["error"] = s->error;
@@ -270,23 +350,21 @@ class Document {
     tail["complete"] = s ? s->complete : false;
 
     std::string text = "{\n" + head_ + ",\n\"results\": [\n" + results_ + "\n],\n" + members(tail) + ",\n" + extra_;
-    if (with_rows_) text += ",\n\"rows\": [\n" + rows_ + "\n]";
-    text += "\n}\n";
-    tools::AtomicFile file(path_);
-    file.write(text);
-    file.commit();
+    text += ",\n\"rows\": [\n" + rows_ + "\n]\n}\n";
+    writer_.write(std::move(text));
     pacer_.wrote(started);
   }
 
   std::string path_, backend_;
-  bool with_rows_;
+  bool all_rows_;
   const RunContext* ctx_ = nullptr;
   std::string start_time_, head_, extra_, results_, rows_;
-  size_t rows_count_ = 0, rows_done_ = 0;
+  size_t rows_count_ = 0;
   uint64_t wrong_ = 0;
   BusbwAverages averages_;
   std::vector<Collective> sections_;
   RewritePacer pacer_;
+  BackgroundWriter writer_;
 };
 
 class JsonReporter final : public Reporter {
@@ -296,20 +374,21 @@ class JsonReporter final : public Reporter {
   void begin(const RunContext& ctx) override {
     const auto& backends = ctx.options->backends;
     for (size_t b = 0; b < backends.size(); ++b) {
-      docs_.emplace_back(b == 0 ? path_ : backend_json_path(path_, backends[b]), backends[b], b == 0);
+      docs_.push_back(
+          std::make_unique<Document>(b == 0 ? path_ : backend_json_path(path_, backends[b]), backends[b], b == 0));
     }
-    for (auto& d : docs_) d.begin(ctx);
+    for (auto& d : docs_) d->begin(ctx);
   }
   void row(const std::vector<RowResult>& results) override {
-    for (auto& d : docs_) d.row(results);
+    for (auto& d : docs_) d->row(results);
   }
   void end(const Summary& s) override {
-    for (auto& d : docs_) d.end(s);
+    for (auto& d : docs_) d->end(s);
   }
 
  private:
   std::string path_;
-  std::vector<Document> docs_;
+  std::vector<std::unique_ptr<Document>> docs_;
 };
 
 }  // namespace

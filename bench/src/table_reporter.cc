@@ -114,9 +114,6 @@ class TableReporter final : public Reporter {
       if (ctx.memory_bandwidth_gbps > 0) {
         std::printf("# host memory bandwidth (copy): %.2f GB/s\n", ctx.memory_bandwidth_gbps);
       }
-      if (o.requested_max_bytes > 0) {
-        std::printf("#\n# Reducing maxBytes to %zu due to memory limitation\n", o.max_bytes);
-      }
     }
     print_header();
     std::fflush(stdout);
