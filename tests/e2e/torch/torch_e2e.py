@@ -408,7 +408,7 @@ def test_format():
         doc["options"].pop("backends")
     if {k: v for k, v in cpp_doc["options"].items()} != py_doc["options"]:
         fail(f"options differ:\n {cpp_doc['options']}\n {py_doc['options']}")
-    print(f"seed {SEED}: both tables and JSON documents read by one parser and schema; "
+    print(f"seed {SEED}: both tables read (smddp-bench's as nccl-tests'), both JSON documents by one schema; "
           f"{len(py_rows)} torch rows are smddp-bench rows; options identical")
 
 
