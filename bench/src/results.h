@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string_view>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -14,8 +16,11 @@
 
 namespace smddp::bench {
 
+// Over the per-iteration times of a row (after -K's skipped iterations):
+// percentiles as nccl-tests takes them (p50 the upper median, the others
+// nearest-rank), standard deviation over all samples, cv = stdev / mean.
 struct IterationStats {
-  double min_us = 0, p50_us = 0, p95_us = 0, p99_us = 0, max_us = 0, mean_us = 0, cv = 0;
+  double min_us = 0, p50_us = 0, p95_us = 0, p99_us = 0, max_us = 0, mean_us = 0, stdev_us = 0, cv = 0;
 };
 
 struct Straggler {
@@ -40,6 +45,11 @@ struct RowResult {
   double ratio = 1;           // first backend's busbw over this one's (time for barrier)
   double roof_fraction = -1;  // busbw over host memory bandwidth, when measured
   std::optional<IterationStats> stats;
+  // --per-iteration (-I 1), on rank 0: each timed iteration's time on every
+  // rank (rank_times_us[rank][i]) and its slowest rank's (iter_times_us[i]).
+  std::vector<double> iter_times_us;
+  std::vector<std::vector<double>> rank_times_us;
+  int skipped_iterations = 0;  // -K: leading iterations left out of `stats`
   std::optional<Straggler> straggler;
   RowFabricCounters fabric_counters;  // rank 0: the row's counter deltas, every host
 };
@@ -49,6 +59,7 @@ struct RunContext {
   int nranks = 1, nnodes = 1;
   std::vector<std::string> hosts;  // by rank
   std::vector<int> nodes;          // by rank
+  std::vector<int> pids;           // by rank (empty when unknown)
   std::map<std::string, std::string> environment;
   std::map<std::string, std::string> versions;
   double memory_bandwidth_gbps = 0;  // --roofline
@@ -70,5 +81,33 @@ struct Summary {
 };
 
 IterationStats compute_stats(std::vector<double> times_us);
+
+// Average bus bandwidth the way nccl-tests reports it: the mean of every
+// row's busbw, both placements, per collective (its own section, as one
+// *_perf binary) and per backend. A barrier moves no bytes: its rows are not
+// counted, so it never lowers an average or fails --min-busbw.
+class BusbwAverages {
+ public:
+  void add(const RowResult& r);
+  // Over one collective's rows, or (collective empty) over all rows.
+  std::optional<double> average(const std::string& backend, std::optional<Collective> collective = {}) const;
+
+ private:
+  struct Sum {
+    double total = 0;
+    size_t n = 0;
+  };
+  std::map<std::pair<int, std::string>, Sum> by_collective_;  // (collective, backend)
+  std::map<std::string, Sum> by_backend_;
+};
+
+// True when --min-busbw (or NCCL_TESTS_MIN_BW) is set and `avg` is below it.
+bool below_min_busbw(double avg, const BenchOptions& o);
+// "OK"/"FAILED" against the minimum, "" when none is set (nccl-tests' footer).
+std::string_view busbw_verdict(std::optional<double> avg, const BenchOptions& o);
+
+// The nccl-tests binary that runs a collective (all_reduce_perf, ...); ours
+// without one (barrier) get a name of the same shape.
+std::string nccl_tests_program(Collective c);
 
 }  // namespace smddp::bench

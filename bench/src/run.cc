@@ -396,6 +396,9 @@ int run_benchmark(const BenchOptions& options) {
     ctx.nodes.resize(nranks);
     int32_t my_node = comm->node();
     comm->allgather(&my_node, ctx.nodes.data(), 1, DataType::Int32);
+    ctx.pids.resize(nranks);
+    int32_t my_pid = static_cast<int32_t>(getpid());
+    comm->allgather(&my_pid, ctx.pids.data(), 1, DataType::Int32);
     if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(*comm);
     ProgressBoard::instance().attach(*comm);
     if (rank == 0) {
@@ -448,7 +451,7 @@ int run_benchmark(const BenchOptions& options) {
       for (auto& r : reporters) r->begin(ctx);
     }
     Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, ctx.planned_rows);
-    std::map<std::string, std::pair<double, int>> busbw_sum;
+    BusbwAverages busbw;  // barrier rows are not counted (no bytes)
     size_t done = 0;
     Sweep sweep(o, ctx, *comm, std::move(backends));
     // -N: every cycle's rows are reported; -N 0 until a signal.
@@ -472,9 +475,7 @@ int run_benchmark(const BenchOptions& options) {
           baseline_rows.push_back({std::string(to_string(r.collective)), std::string(to_string(r.dtype)), r.backend,
                                    std::string(to_string(o.mem)), r.bytes, ctx.nranks, ctx.nnodes, r.busbw_gbps,
                                    r.in_place ? "in-place" : "out-of-place"});
-          auto& acc = busbw_sum[r.backend];
-          acc.first += r.busbw_gbps;
-          acc.second += 1;
+          busbw.add(r);
         }
         progress.clear();
         for (auto& rep : reporters) rep->row(results);
@@ -482,10 +483,15 @@ int run_benchmark(const BenchOptions& options) {
       }, stop);
     }
     progress.clear();
-    for (const auto& [backend, acc] : busbw_sum) summary.avg_busbw_gbps[backend] = acc.first / acc.second;
+    for (const auto& b : o.backends) {
+      if (auto avg = busbw.average(b)) summary.avg_busbw_gbps[b] = *avg;
+    }
+    // --min-busbw holds for each collective's average (its footer's OK/FAILED).
     summary.threshold_gbps = o.min_busbw;
-    const double first_avg = summary.avg_busbw_gbps[o.backends.front()];
-    summary.below_threshold = o.min_busbw_set && first_avg < o.min_busbw;
+    for (Collective c : o.collectives) {
+      auto avg = busbw.average(o.backends.front(), c);
+      if (avg && below_min_busbw(*avg, o)) summary.below_threshold = true;
+    }
     if (!o.baseline_path.empty()) {
       const GateResult gate = gate_rows(o.baseline, baseline_rows);
       for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);

@@ -241,8 +241,24 @@ RowResult Sweep::finish(Measurement& m) {
     case Average::Max: r.time_us = *std::max_element(all.begin(), all.end()); break;
   }
   if (o_.per_iteration) {
-    comm_.allreduce(times.data(), times.data(), times.size(), DataType::Float64, ReduceOp::Max);
-    r.stats = compute_stats(times);
+    // Every rank's samples (nccl-tests' per_process_max_times_us); an
+    // iteration ends when its slowest rank does (times_us, the statistics).
+    const size_t iters = times.size();
+    std::vector<double> every(iters * static_cast<size_t>(n));
+    if (iters > 0) comm_.allgather(times.data(), every.data(), iters, DataType::Float64);
+    r.iter_times_us.assign(iters, 0);
+    r.rank_times_us.resize(static_cast<size_t>(n));
+    for (int k = 0; k < n; ++k) {
+      auto first = every.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(k) * iters);
+      r.rank_times_us[k].assign(first, first + static_cast<std::ptrdiff_t>(iters));
+      for (size_t i = 0; i < iters; ++i) r.iter_times_us[i] = std::max(r.iter_times_us[i], r.rank_times_us[k][i]);
+    }
+    r.skipped_iterations = std::clamp(o_.per_iter_skip, 0, static_cast<int>(iters > 0 ? iters - 1 : 0));
+    r.stats = compute_stats(std::vector<double>(r.iter_times_us.begin() + r.skipped_iterations, r.iter_times_us.end()));
+    if (rank_ != 0) {  // only rank 0 reports
+      r.iter_times_us.clear();
+      r.rank_times_us.clear();
+    }
   }
   std::vector<double> sorted = all;
   std::sort(sorted.begin(), sorted.end());

@@ -117,12 +117,13 @@ def test_compare_json():
         if not header:
             fail("no ratio column in the table")
         rows = table_rows(r.stdout)
-        if {row[13] for row in rows} != {"smddp", "mpi"} or len(rows) != 6:
-            fail(f"expected 3 sizes x 2 backends, got {rows}")
+        # nccl-tests' 13 fields, 8 per-iteration ones (i_min i_max i_p99 i_cv% per placement), then ours.
+        if {row[-3] for row in rows} != {"smddp", "mpi"} or len(rows) != 6 or any(len(row) != 24 for row in rows):
+            fail(f"expected 3 sizes x 2 backends of 24 fields, got {rows}")
         for row in rows:
-            if row[13] == "smddp" and float(row[15]) != 1.0:
+            if row[-3] == "smddp" and float(row[-1]) != 1.0:
                 fail(f"first backend ratio must be 1.00: {row}")
-            if row[13] == "mpi" and float(row[15]) <= 0:
+            if row[-3] == "mpi" and float(row[-1]) <= 0:
                 fail(f"ratio must be positive: {row}")
         with open(out) as f:
             doc = json.load(f)
