@@ -2,8 +2,8 @@
 // through detail::problem, the one function check() and the typed reads
 // share: every row's type (integer, size, boolean, choice, seconds, name, ...)
 // gets the input as a value. Rows whose check reads the file system (File,
-// Directory, Library) are left out: their parser is stat(). A value accepted
-// must also be accepted by the typed read of that row.
+// Directory, Library, SecretFile) are left out: their parser is stat(). A
+// value accepted must also be accepted by the typed read of that row.
 #include <cstdlib>
 #include <string>
 
@@ -17,7 +17,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string value(reinterpret_cast<const char*>(data), size);
   const bool has_nul = value.find('\0') != std::string::npos;  // an environment value cannot hold one
   for (const Setting& s : table()) {
-    if (s.type == Type::File || s.type == Type::Directory || s.type == Type::Library) continue;
+    if (s.type == Type::File || s.type == Type::Directory || s.type == Type::Library || s.type == Type::SecretFile) {
+      continue;
+    }
     for (const std::string& name : names_of(s)) {
       const std::string why = detail::problem(s, name, value);
       if (!why.empty()) FUZZ_CHECK(why.find(name) == 0);  // the message names the variable first
@@ -43,6 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           }
           case Type::Boolean:
             (void)flag(name);
+            break;
+          case Type::Secret:
+            FUZZ_CHECK(secret(name) == value);
             break;
           default:
             FUZZ_CHECK(text(name) == value);

@@ -55,8 +55,9 @@ for corpus in "$SMDDP_ROOT"/fuzz/corpus/*/; do
   cp -r "$corpus" "$work/$target"
   mkdir -p "$findings/$target"
   log="$logs/$target.log"
-  # Leaks are findings too; a run that stops early (a crash) leaves its input in findings/.
-  if (cd "$work" && nice "$dir/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
+  # Leaks are findings too (those inside libraries we do not own: fuzz/lsan.supp); a run
+  # that stops early (a crash) leaves its input in findings/.
+  if (cd "$work" && LSAN_OPTIONS="suppressions=$SMDDP_ROOT/fuzz/lsan.supp" nice "$dir/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
     -print_final_stats=1 -artifact_prefix="$findings/$target/" "$work/$target") >"$log" 2>&1; then
     echo "fuzz $target: $(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds} s, nothing found"
   else

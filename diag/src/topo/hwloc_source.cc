@@ -7,10 +7,13 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
 #include <memory>
+#include <regex>
 #include <set>
 
 #include "common/text.h"
+#include "common/xml.h"
 #include "smddp/error.h"
 #include "system/cuda_probe.h"
 #include "system/devices.h"
@@ -240,9 +243,43 @@ Topology discover_host(const SystemRoot& root, const std::string& nvml_library) 
   return topo;
 }
 
+namespace {
+
+// hwloc's own XML reader asserts (abort) on some malformed bitmaps and
+// leaks on a document cut short: the file is read by our parser first, so a
+// hostile file is a usage error with its line, never an abort in hwloc.
+bool is_hwloc_bitmap(const std::string& v) {
+  // hwloc_bitmap_sscanf's syntax: an optional "0xf...f," (infinite) prefix,
+  // then comma-separated chunks of up to 8 hex digits, each "0x"-prefixed.
+  static const std::regex kBitmap("(0xf\\.\\.\\.f,)?0x[0-9a-fA-F]{1,8}(,0x[0-9a-fA-F]{1,8})*|0xf\\.\\.\\.f");
+  return std::regex_match(v, kBitmap);
+}
+
+void check_hwloc_document(const XmlElement& e, const std::string& path) {
+  for (const auto& [key, value] : e.attributes) {
+    const bool bitmap = key.size() >= 6 && (key.compare(key.size() - 6, 6, "cpuset") == 0 ||
+                                            (key.size() >= 7 && key.compare(key.size() - 7, 7, "nodeset") == 0));
+    if (bitmap && !is_hwloc_bitmap(value)) {
+      throw UsageError(fmt::format("--hwloc-xml '{}': line {}: {}=\"{}\" is not an hwloc bitmap", path, e.line, key,
+                                   value.substr(0, 64)));
+    }
+  }
+  for (const auto& child : e.children) check_hwloc_document(child, path);
+}
+
+}  // namespace
+
 Topology load_hwloc_xml(const std::string& path) {
   std::ifstream probe(path);
   if (!probe) throw UsageError("--hwloc-xml '" + path + "': cannot read: " + std::strerror(errno));
+  const std::string text((std::istreambuf_iterator<char>(probe)), std::istreambuf_iterator<char>());
+  try {
+    check_hwloc_document(parse_xml(text), path);
+  } catch (const UsageError& e) {
+    const std::string what = e.what();
+    if (what.rfind("--hwloc-xml", 0) == 0) throw;
+    throw UsageError("--hwloc-xml '" + path + "': not a valid hwloc XML topology: " + what);
+  }
   HwlocTopology t = make_topology();
   // hwloc's own XML reader, never libxml2's (which prints to stderr).
   setenv("HWLOC_LIBXML_IMPORT", "0", 1);
