@@ -14,6 +14,7 @@
 
 #include "smddp/error.h"
 #include "smddp/tools/sizes.h"
+#include "smddp/types.h"
 
 namespace smddp::bench {
 namespace {
@@ -50,11 +51,11 @@ std::string canonical_collective(std::string s) {
   return s;
 }
 
+// Every spelling the tools accept (float32, fp16, nccl-tests' float, ...)
+// as the one name the engine prints, so that files and rows match.
 std::string canonical_dtype(const std::string& s) {
-  static const std::map<std::string, std::string> nccl = {{"float", "float32"}, {"half", "float16"}, {"double", "float64"},
-                                                          {"bf16", "bfloat16"}, {"int", "int32"}, {"char", "int8"}};
-  auto it = nccl.find(s);
-  return it == nccl.end() ? s : it->second;
+  const auto t = parse_dtype(s);
+  return t ? std::string(to_string(*t)) : s;
 }
 
 const std::set<std::string> kEntryKeys = {"collective", "dtype", "backend", "memory", "bytes", "min_bytes", "max_bytes", "ranks",

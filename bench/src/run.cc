@@ -340,9 +340,16 @@ int run_benchmark(const BenchOptions& options) {
     copts.fabric_provider = o.provider;
     comm = Communicator::create(copts);  // mpirun/srun: MPI; RANK/WORLD_SIZE/MASTER_*: TCP store
   } catch (const UsageError& e) {
-    // The same on every rank (a setting, /dev/shm too small): rank 0 says it.
+    // Under mpirun the same on every rank (a setting, /dev/shm too small):
+    // rank 0 says it. Started torchrun-style, each process reads its own
+    // RANK, WORLD_SIZE and MASTER_* and says what is wrong with them.
     const char* launcher = launcher_rank();
-    usage_exit(!launcher || std::atoi(launcher) == 0 ? 0 : 1, e.what());
+    bool own = true;  // torchrun-style variables too malformed to tell: this process's own
+    try {
+      own = bootstrap_from_environment() == BootstrapKind::TcpStore;
+    } catch (const UsageError&) {
+    }
+    usage_exit(own || !launcher || std::atoi(launcher) == 0 ? 0 : 1, e.what());
   } catch (const Error& e) {
     std::fprintf(stderr, "smddp-bench: cannot connect the ranks: %s\n", e.what());
     return kExitTimeout;

@@ -347,7 +347,7 @@ def test_compare():
     """Two backends: our columns after nccl-tests', one '# Avg bus bandwidth' line, one document each."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")
-        r = ok_run(mpirun(2, "allreduce", "-b", "1K", "-e", "4K", "-c", "1", "-n", "2", "-w", "0",
+        r = ok_run(mpirun(2, "allreduce", "-b", "1K", "-e", "4K", "-f", "2", "-c", "1", "-n", "2", "-w", "0",
                           "--backend", "smddp,mpi", "-J", out))
         main, other = json.load(open(out)), json.load(open(os.path.join(d, "out.mpi.json")))
     secs = parse_sections(r.stdout)

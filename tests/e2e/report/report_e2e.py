@@ -179,11 +179,11 @@ def report_browser(tmp):
     nodes, links = len(pre["nodes"]), 3
     want = {  # plot -> (how many, data points of the first)
         # both runs overlaid: 3 sizes x 2 backends x 2 placements each
-        "allreduce float32 sum: bus bandwidth against size": (1, 2 * 12),
-        "allreduce float32 sum: ratio against the first backend": (1, None),
-        "allreduce float32 sum: time per call, p50 to p99 band": (1, None),
-        "allreduce float32 sum: stragglers, ranks against sizes (nightly-a)": (1, 2 * 3),
-        "barrier float32: time per call, p50 to p99 band": (1, None),
+        "allreduce float sum: bus bandwidth against size": (1, 2 * 12),
+        "allreduce float sum: ratio against the first backend": (1, None),
+        "allreduce float sum: time per call, p50 to p99 band": (1, None),
+        "allreduce float sum: stragglers, ranks against sizes (nightly-a)": (1, 2 * 3),
+        "barrier float: time per call, p50 to p99 band": (1, None),
         "allreduce: predicted against measured time": (1, 2 * predictions),
         "link latency (us) between ranks, tcp;ofi_rxm": (1, 2 * links),
         "link bandwidth (GB/s) between ranks, tcp;ofi_rxm": (1, 2 * links),
