@@ -7,6 +7,7 @@
 // algorithm, ratio, roofline fraction) follow only when backends are
 // compared or --roofline asks for them.
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "reporter.h"
@@ -148,6 +149,12 @@ class TableReporter final : public Reporter {
         units += buf;
       }
     }
+    if (o.report_timestamps) {  // -S: nccl-tests' column after the in-place block
+      std::snprintf(buf, sizeof buf, " %19s", "timestamp");
+      titles += buf;
+      std::snprintf(buf, sizeof buf, " %19s", kTimestampFormat);
+      units += buf;
+    }
     if (extras_) {
       std::snprintf(buf, sizeof buf, "  %8s  %18s  %6s%s", "backend", "algorithm", "ratio",
                     ctx_->memory_bandwidth_gbps > 0 ? "    roof" : "");
@@ -177,6 +184,16 @@ class TableReporter final : public Reporter {
     std::printf("#\n# Collective test concluded: %s\n#\n", nccl_tests_program(section_).c_str());
     std::printf(s && !s->error.empty() ? "# error: %s\n" : "\n", s ? s->error.c_str() : "");
     std::fflush(stdout);
+  }
+
+  static constexpr const char* kTimestampFormat = "%Y-%m-%d %H:%M:%S";
+  static std::string now_local() {
+    char buf[32];
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, kTimestampFormat, &tm);
+    return buf;
   }
 
   static std::string fit_g(double v) {
@@ -214,6 +231,7 @@ class TableReporter final : public Reporter {
                     fit(s.p99_us, 7).c_str(), fit(s.cv * 100, 7).c_str());
       }
     }
+    if (o.report_timestamps) std::printf("%21s", now_local().c_str());
     if (extras_) {
       const RowResult& main = oop ? *oop : *ip;
       std::printf("  %8s  %18s  %6.2f", r.backend.c_str(), main.algorithm.c_str(), main.ratio);

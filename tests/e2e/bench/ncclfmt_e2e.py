@@ -269,7 +269,15 @@ def test_table():
         fail(f"JSON results {[x['size'] for x in doc['results']]} against table sizes {sizes}")
     if len(re.findall(r"^# Avg bus bandwidth", r.stdout, re.M)) != 1:
         fail("more than one line a grep for '# Avg bus bandwidth' finds")
-    print(f"{len(sizes)} rows of 13 fields, footer and JSON results agree")
+    # -S 1: nccl-tests' timestamp column (date and time) ends each row.
+    r = ok_run(mpirun(2, "allreduce", "-b", "8", "-e", "64", "-f", "2", "-c", "1", "-n", "2", "-w", "0", "-S", "1"))
+    rows = [l.split() for l in r.stdout.splitlines() if l.strip() and not l.startswith("#")]
+    if len(rows) != 4 or any(len(f) != 15 or not re.fullmatch(r"\d{4}-\d\d-\d\d", f[13])
+                             or not re.fullmatch(r"\d\d:\d\d:\d\d", f[14]) for f in rows):
+        fail(f"-S 1 rows: {rows}")
+    if not re.search(r"^#.*#wrong\s+timestamp\s*$", r.stdout, re.M):
+        fail("-S 1: no timestamp column title")
+    print(f"{len(sizes)} rows of 13 fields, footer and JSON results agree; -S adds the timestamp")
 
 
 def test_all():
