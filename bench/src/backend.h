@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "smddp/communicator.h"
 #include "smddp/error.h"
@@ -34,9 +35,10 @@ class Backend {
 };
 
 std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::string& algorithm);
-// `tuned`: an Open MPI coll/tuned algorithm to force ("ring"), or "" for
-// MPI's default decision (mpi_tuned.h).
-std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned = "");
+// `tuned`: an Open MPI coll/tuned algorithm to force ("ring") on those of
+// the collectives `run` that offer it, or "" for MPI's default decision
+// (mpi_tuned.h).
+std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned = "", const std::vector<Collective>& run = {});
 // CUDA builds only: NCCL on device local_rank % devices, its unique id spread
 // through `comm`; waits are bounded by comm.timeout().
 std::unique_ptr<Backend> make_nccl_backend(Communicator& comm);

@@ -46,18 +46,18 @@ void check(int rc, const char* what) {
   throw TransportError(std::string(what) + " failed: " + std::string(msg, len));
 }
 
-std::vector<std::string_view> tuned_collectives();
+std::vector<std::string_view> tuned_collectives(const std::vector<Collective>& run);
 std::string_view tuned_collective(Collective c);
 
 class MpiBackend final : public Backend {
  public:
   // `tuned`: an Open MPI coll/tuned algorithm forced on the collectives that
   // offer it (mpi_tuned.h), or empty for MPI's default decision.
-  explicit MpiBackend(const std::string& tuned) : tuned_(tuned) {
+  MpiBackend(const std::string& tuned, const std::vector<Collective>& run) : tuned_(tuned) {
     if (tuned_.empty()) {
       MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     } else {
-      const MpiTunedForce force(tuned_, tuned_collectives());
+      const MpiTunedForce force(tuned_, tuned_collectives(run));
       MPI_Comm_dup(MPI_COMM_WORLD, &comm_);  // reads the forced algorithms
       for (Collective c : all_collectives()) forced_[static_cast<size_t>(c)] = force.forces(tuned_collective(c));
       name_ = "mpi:" + tuned_;
@@ -260,10 +260,10 @@ constexpr std::array<MpiCall, kNumCollectives> kMpiCalls = {{
 }};
 static_assert(covers_every_collective(kMpiCalls), "one MPI call per collective, in enum order");
 
-std::vector<std::string_view> tuned_collectives() {
+std::vector<std::string_view> tuned_collectives(const std::vector<Collective>& run) {
   std::vector<std::string_view> out;
-  for (const auto& call : kMpiCalls) {
-    if (!call.tuned.empty()) out.push_back(call.tuned);
+  for (Collective c : run) {
+    if (!kMpiCalls[static_cast<size_t>(c)].tuned.empty()) out.push_back(kMpiCalls[static_cast<size_t>(c)].tuned);
   }
   return out;
 }
@@ -280,6 +280,8 @@ void MpiBackend::run(const CollectiveArgs& a) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned) { return std::make_unique<MpiBackend>(tuned); }
+std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned, const std::vector<Collective>& run) {
+  return std::make_unique<MpiBackend>(tuned, run);
+}
 
 }  // namespace smddp::bench

@@ -110,7 +110,7 @@ MpiTunedForce::MpiTunedForce(const std::string& algorithm, const std::vector<std
     if (!v) continue;
     for (auto& [value, name] : choices_of(*v)) {
       if (name != algorithm) {
-        offered += (offered.empty() ? "" : ", ") + std::string(c) + ":" + name;
+        offered += (offered.empty() ? "" : ", ") + (tuned_collectives.size() > 1 ? std::string(c) + ":" : "") + name;
         continue;
       }
       const int before = read_int(v->index);

@@ -434,7 +434,7 @@ int run_benchmark(const BenchOptions& options) {
 #if SMDDP_CUDA_ENABLED
       else if (b == "nccl") backends.push_back(make_nccl_backend(*comm));
 #endif
-      else backends.push_back(make_mpi_backend(mpi_tuned_name(b)));
+      else backends.push_back(make_mpi_backend(mpi_tuned_name(b), o.collectives));
     }
     // Metrics settings are checked (and the port bound) on rank 0 before the
     // sweep; a usage error there ends every rank with 64.

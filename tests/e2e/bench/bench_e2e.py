@@ -415,6 +415,24 @@ def test_threshold():
         fail(f"rows not reported with values: {rows}")
 
 
+def test_mpi_tuned():
+    """mpi:ALGORITHM: Open MPI's tuned algorithm forced where the collective has it, its default elsewhere."""
+    r = run(mpirun(2, "allreduce", "broadcast", "-b", "64K", "-e", "256K", "-f", "4", "-n", "2", "-w", "1", "-c", "1",
+                   "--backend", "smddp,mpi,mpi:ring"))
+    if r.returncode != 0:
+        fail(f"exit {r.returncode}\n{r.stderr}")
+    rows = table_rows(r.stdout)
+    algos = {(row[3] != "none", row[13]): row[14] for row in rows}  # (reduces, backend) -> algorithm
+    if algos.get((True, "mpi:ring")) != "ring" or algos.get((False, "mpi:ring")) != "mpi" or \
+            algos.get((True, "mpi")) != "mpi" or any(row[8] != "0" or row[12] != "0" for row in rows):
+        fail(f"allreduce should run ring, broadcast (no 'ring' in Open MPI) its default, all exact:\n{r.stdout}")
+    bad = run(mpirun(2, "allreduce", "-b", "64K", "-e", "64K", "-n", "1", "--backend", "smddp,mpi:bogus"))
+    lines = [l for l in bad.stderr.splitlines() if l.startswith("smddp-bench:")]
+    if bad.returncode != 64 or len(lines) != 1 or "offered: " not in lines[0] or "ring" not in lines[0]:
+        fail(f"mpi:bogus: exit {bad.returncode}, lines {lines}")
+    print(f"{len(rows)} rows; mpi:ring forced on allreduce only; {lines[0][:80]}...")
+
+
 def test_roofline():
     """--roofline: one host bandwidth measurement, every row as a fraction of it."""
     with tempfile.TemporaryDirectory() as d:
