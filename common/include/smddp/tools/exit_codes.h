@@ -17,7 +17,7 @@ class UnavailableError : public smddp::Error {
 
 inline constexpr int kExitOk = 0;              // success / healthy
 inline constexpr int kExitFailed = 1;          // bench: wrong values; diag: a check failed or a link was flagged
-inline constexpr int kExitBelowThreshold = 2;  // bench: average bus bandwidth below --min-busbw, or a row below --baseline
+inline constexpr int kExitBelowThreshold = 2;  // bench: avg bus bandwidth below --min-busbw, a row below --baseline
 inline constexpr int kExitLost = 3;            // timeout, lost peer, transport or CUDA device failure, rank killed
 inline constexpr int kExitUsage = 64;          // bad flags, files or values, before any work (EX_USAGE)
 inline constexpr int kExitUnavailable = 69;    // a requested provider or device is absent (EX_UNAVAILABLE)
