@@ -1,9 +1,16 @@
-// The command-line targets' input: one argument per line (argv[0] is added).
+// The command-line targets' input: one argument per line (argv[0] is added),
+// and their start-up.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "fuzz_check.h"
 
 namespace smddp::fuzz {
 
@@ -28,5 +35,15 @@ class Argv {
   std::vector<std::string> words_;
   std::vector<char*> pointers_;
 };
+
+// A tool's parser may write files the arguments name and print help: work in
+// a private scratch directory (mkdtemp's template), with stdout discarded.
+inline void enter_scratch_directory(const char* tool) {
+  std::string dir = std::string("/tmp/smddp-fuzz-") + tool + "-XXXXXX";
+  FUZZ_CHECK(mkdtemp(dir.data()) != nullptr);
+  FUZZ_CHECK(chdir(dir.c_str()) == 0);
+  const int null = open("/dev/null", O_WRONLY);
+  FUZZ_CHECK(null >= 0 && dup2(null, STDOUT_FILENO) >= 0);
+}
 
 }  // namespace smddp::fuzz

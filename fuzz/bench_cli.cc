@@ -3,11 +3,8 @@
 // in a return code or a UsageError, never in another exception or a crash.
 // One argument per line. Output paths are only probed (check_writable), so
 // the target runs in a scratch directory; stdout (--help, --list-*) is closed.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 
 #include "argv.h"
@@ -16,11 +13,7 @@
 #include "smddp/error.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  char dir[] = "/tmp/smddp-fuzz-bench-XXXXXX";
-  FUZZ_CHECK(mkdtemp(dir) != nullptr);
-  FUZZ_CHECK(chdir(dir) == 0);
-  const int null = open("/dev/null", O_WRONLY);
-  FUZZ_CHECK(null >= 0 && dup2(null, STDOUT_FILENO) >= 0);
+  smddp::fuzz::enter_scratch_directory("bench");
   return 0;
 }
 

@@ -4,8 +4,6 @@
 // argument per line. Left out: preflight's --emf (validate opens the sink:
 // a file or a connection) and anything run() does. The target runs in a
 // scratch directory, as validate() probes output paths; stdout is closed.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -18,11 +16,7 @@
 #include "smddp/error.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  char dir[] = "/tmp/smddp-fuzz-diag-XXXXXX";
-  FUZZ_CHECK(mkdtemp(dir) != nullptr);
-  FUZZ_CHECK(chdir(dir) == 0);
-  const int null = open("/dev/null", O_WRONLY);
-  FUZZ_CHECK(null >= 0 && dup2(null, STDOUT_FILENO) >= 0);
+  smddp::fuzz::enter_scratch_directory("diag");
   return 0;
 }
 
