@@ -306,7 +306,9 @@ def run(o, argv, cuda, sizes):
     reporters, summary = [], {"wrong": 0, "avg_busbw_gbps": {}, "threshold_gbps": o.min_busbw,
                               "below_threshold": False, "exit_code": 0, "complete": False}
     try:
-        hosts = runner.objects(host)
+        # Host, pid and device of every rank: the table's "Using devices" lines.
+        placed = runner.objects((host, os.getpid(), device.index if on_cuda else -1))
+        hosts = [h for h, _, _ in placed]
         nodes, seen = [], {}
         for h in hosts:
             nodes.append(seen.setdefault(h, len(seen)))
@@ -326,6 +328,7 @@ def run(o, argv, cuda, sizes):
             _exit_now(EXIT_USAGE)
         ctx = {"options": o, "argv": argv, "versions": _versions(o, cuda), "nranks": n, "nnodes": len(seen),
                "ranks": [{"rank": i, "host": hosts[i], "node": nodes[i]} for i in range(n)],
+               "placed": [{"pid": pid, "device": dev} for _, pid, dev in placed],
                "environment": {k: v for k, v in sorted(os.environ.items())
                                if k.startswith(("SMDDP_", "NCCL_", "FI_", "OMPI_"))},
                "started_utc": utc_now(), "memory": "cuda" if on_cuda else "host"}

@@ -119,76 +119,76 @@ def run(cmd, timeout=120, env=None, **kw):
 
 # ---- one parser and one schema for both tools' output ----------------------
 
-HEADER = re.compile(r"^# (smddp-bench|smddp-bench-torch) (\S+): (\d+) ranks on (\d+) nodes, backends((?: \S+)+), "
-                    r"(\d+) warmup \+ (\d+) iterations, check (\d+)$")
+# Both tools print nccl-tests 2.19's layout (docs/bench.md, "The table"):
+# one section per collective; backend, algorithm and ratio only when backends are compared.
+VERSION_LINE = re.compile(r"^# (smddp-bench|smddp-bench-torch) version (\S+) .*backends=(\S+)$")
+RANK_LINE = re.compile(r"^#  Rank +(\d+) Group +0 Pid +(\d+) on +(\S+) device +-?\d+ \[(host|cuda)\] "
+                       r"(host|cuda) memory, node (\d+)$")
 COMMENT_KINDS = [
-    ("rank", re.compile(r"^#  rank +\d+ on \S+ \(node \d+\)$")),
+    ("starting", re.compile(r"^# Collective test starting: [a-z_]+_perf$")),
+    ("config", re.compile(r"^# nThread 1 nGpus 1 minBytes \d+ maxBytes \d+ step: \S+\((factor|bytes)\) "
+                          r"warmup iters: \d+ iters: \d+ agg iters: \d+ validation: \d+ graph: 0 unalign: \d+$")),
     ("blank", re.compile(r"^#$")),
-    ("placements", re.compile(r"^# {74}out-of-place {32}in-place$")),
+    ("devices", re.compile(r"^# Using devices$")),
+    ("ratio", re.compile(r"^# ratio: the first backend's \(\S+\) busbw over this backend's, .+$")),
+    ("placements", re.compile(r"^# +out-of-place +in-place +$")),
     ("columns", re.compile(r"^# +size +count +type +redop +root +time +algbw +busbw +#wrong +time +algbw +busbw "
-                           r"+#wrong +backend +algorithm +ratio$")),
+                           r"+#wrong( +backend +algorithm +ratio)? $")),
     ("units", re.compile(r"^# +\(B\) +\(elements\) +\(us\) +\(GB/s\) +\(GB/s\) +\(us\) +\(GB/s\) +\(GB/s\) *$")),
     ("straggler", re.compile(r"^#  straggler \(\S+, (out-of-place|in-place)\): rank \d+ on \S+ is \d+% slower "
                              r"than the median rank$")),
     ("per-iteration", re.compile(r"^#  per-iteration \(us\): min \S+ p50 \S+ p95 \S+ p99 \S+ max \S+ cv \S+$")),
     ("skipped", re.compile(r"^#  skipped \(\S+\): .+: .+$")),
-    ("wrong", re.compile(r"^# Out of bounds values : (\d+) (OK|FAILED)$")),
-    ("busbw", re.compile(r"^# Avg bus bandwidth    : \S+ $")),
-    ("busbw-other", re.compile(r"^# Avg bus bandwidth \(\S+\) : \S+$")),
+    ("busbw", re.compile(r"^# Avg bus bandwidth    : \S+ (OK|FAILED)?$")),
+    ("busbw-other", re.compile(r"^# \S+ average bus bandwidth : \S+$")),
+    ("concluded", re.compile(r"^# Collective test concluded: [a-z_]+_perf$")),
     ("threshold", re.compile(r"^# Below threshold: .+$")),
+    ("error", re.compile(r"^# error: .+$")),
 ]
-CELL = r"(N/A|[0-9.]+)"
-DATA = re.compile(r"^ *(\d+) +(\d+) +(\S+) +(\S+) +(-?\d+)" + (r" +" + CELL) * 8 + r" +(\S+) +(\S+) +([0-9.]+)$")
+WRONG_LINE = re.compile(r"^# Out of bounds values : (\d+) (OK|FAILED)$")
 
 
 def parse_table(stdout, who):
-    """{"header": ..., "kinds": [...], "lines": [dict per data line], "wrong": N}; fails on any line it does not know."""
-    lines = stdout.splitlines()
-    m = HEADER.match(lines[0]) if lines else None
-    if not m:
-        fail(f"{who}: first line is not the header: {lines[:1]}")
-    out = {"tool": m.group(1), "version": m.group(2), "nranks": int(m.group(3)), "nnodes": int(m.group(4)),
-           "backends": m.group(5).split(), "kinds": [], "lines": [], "wrong": None}
-    for line in lines[1:]:
-        if line.startswith("#"):
+    """{"tool", "version", "nranks", "nnodes", "backends", "kinds", "lines", "wrong"} of either tool's
+    table; fails on any line it does not know. A row has nccl-tests' 13 fields, or 16 with
+    backend, algorithm and ratio when backends are compared."""
+    out = {"tool": None, "version": None, "nranks": 0, "nnodes": 0, "backends": [], "kinds": [], "lines": [],
+           "wrong": 0}
+    ranks, nodes = set(), set()
+    for line in stdout.splitlines():
+        if not line.strip():
+            out["kinds"].append("end")
+            continue
+        if m := VERSION_LINE.match(line):
+            if out["tool"] not in (None, m.group(1)):
+                fail(f"{who}: two tools in one table: {line!r}")
+            out["tool"], out["version"], out["backends"] = m.group(1), m.group(2), m.group(3).split(",")
+            out["kinds"].append("version")
+        elif m := RANK_LINE.match(line):
+            ranks.add(int(m.group(1)))
+            nodes.add(int(m.group(6)))
+            out["kinds"].append("rank")
+        elif m := WRONG_LINE.match(line):
+            out["wrong"] += int(m.group(1))
+            out["kinds"].append("wrong")
+        elif line.startswith("#"):
             kind = next((k for k, rx in COMMENT_KINDS if rx.match(line)), None)
             if kind is None:
                 fail(f"{who}: unknown comment line {line!r}")
             out["kinds"].append(kind)
-            if kind == "wrong":
-                out["wrong"] = int(COMMENT_KINDS[8][1].match(line).group(1))
-            continue
-        d = DATA.match(line)
-        if not d:
-            fail(f"{who}: malformed data line {line!r}")
-        g = d.groups()
-        out["lines"].append({"bytes": int(g[0]), "count": int(g[1]), "dtype": g[2], "op": g[3], "root": int(g[4]),
-                             "oop": g[5:9], "ip": g[9:13], "backend": g[13], "algorithm": g[14],
-                             "ratio": float(g[15])})
-        out["kinds"].append("data")
-    return out
-
-
-NCCL_VERSION_LINE = re.compile(r"^# smddp-bench version (\S+) ")
-
-
-def parse_nccl_table(stdout, who, backend):
-    """smddp-bench's table, in nccl-tests' layout since issue 22 (docs/bench.md, "The table"): the same
-    {"version", "lines", "wrong"} as parse_table; one backend, so no backend column (13 fields)."""
-    out = {"tool": "smddp-bench", "version": None, "kinds": [], "lines": [], "wrong": 0}
-    for line in stdout.splitlines():
-        if m := NCCL_VERSION_LINE.match(line):
-            out["version"] = out["version"] or m.group(1)
-        elif m := re.match(r"^# Out of bounds values : (\d+) (OK|FAILED)$", line):
-            out["wrong"] += int(m.group(1))
-        elif line.strip() and not line.startswith("#"):
+        else:
             f = line.split()
-            if len(f) != 13:
-                fail(f"{who}: a row of {len(f)} fields, not nccl-tests' 13: {line!r}")
-            out["lines"].append({"bytes": int(f[0]), "count": int(f[1]), "dtype": f[2], "op": f[3],
-                                 "root": int(f[4]), "oop": f[5:9], "ip": f[9:13], "backend": backend})
-    if out["version"] is None:
-        fail(f"{who}: no version line")
+            if len(f) not in (13, 16) or not all(re.fullmatch(r"N/A|-?[0-9.]+(e[+-]\d+)?", x) for x in f[5:13]):
+                fail(f"{who}: malformed data line {line!r}")
+            backend = f[13] if len(f) == 16 else (out["backends"] or ["?"])[0]
+            out["lines"].append({"bytes": int(f[0]), "count": int(f[1]), "dtype": f[2], "op": f[3], "root": int(f[4]),
+                                 "oop": f[5:9], "ip": f[9:13], "backend": backend,
+                                 "algorithm": f[14] if len(f) == 16 else None,
+                                 "ratio": float(f[15]) if len(f) == 16 else None})
+            out["kinds"].append("data")
+    if out["tool"] is None:
+        fail(f"{who}: no version line: {stdout[:200]!r}")
+    out["nranks"], out["nnodes"] = len(ranks), len(nodes)
     return out
 
 
@@ -382,7 +382,7 @@ def test_format():
         if any(rc != 0 for rc, _, _ in res):
             fail(f"smddp-bench-torch: exits {[x[0] for x in res]}\n{res[0][1][-2000:]}\n{res[0][2][-2000:]}")
         cpp_doc, py_doc = json.load(open(cpp_json)), json.load(open(py_json))
-    cpp = parse_nccl_table(r.stdout, "smddp-bench", "smddp")
+    cpp = parse_table(r.stdout, "smddp-bench")
     py = parse_table(res[0][1], "smddp-bench-torch")
     for doc, table, who in ((cpp_doc, cpp, "smddp-bench"), (py_doc, py, "smddp-bench-torch")):
         check_schema(doc, who)
@@ -391,8 +391,9 @@ def test_format():
             fail(f"{who}: tool {doc['tool']}/{table['tool']}, wrong {table['wrong']}")
     if cpp["version"] != py["version"] or cpp_doc["versions"]["smddp"] != py_doc["versions"]["smddp"]:
         fail(f"versions differ: {cpp['version']} / {py['version']}")
-    # smddp-bench's table is nccl-tests' now (tests/e2e/bench/ncclfmt_e2e.py checks its layout);
-    # smddp-bench-torch keeps the earlier one, so only the rows are compared here.
+    # One layout, one parser: the kinds of line agree too (the torch rows are a subset).
+    if set(py["kinds"]) - set(cpp["kinds"]) - {"skipped"}:
+        fail(f"line kinds only smddp-bench-torch prints: {set(py['kinds']) - set(cpp['kinds'])}")
     key = ("collective", "dtype", "op", "root", "bytes", "count", "placement")
     cpp_rows = {tuple(x[k] for k in key) for x in cpp_doc["rows"]}
     py_rows = {tuple(x[k] for k in key) for x in py_doc["rows"]}
