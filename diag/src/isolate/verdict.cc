@@ -196,9 +196,7 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
   for (const auto& [pair, list] : by_pair) {
     if (j.node_failed.count(pair.first) || j.node_failed.count(pair.second)) continue;
     std::string why;
-    bool retested = false;
     for (const NodeTest* t : list) {
-      retested |= t->retry;
       if (!t->error.empty()) {
         why = t->error;
       } else if (t->retry ? !clears(tests, *t, link_busbw, &NodeTest::busbw_gbs) : link_busbw.low(t->busbw_gbs)) {
@@ -212,8 +210,9 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     }
     if (why.empty()) continue;
     j.links.push_back(pair);  // a suspect: re-tested by the next retry round
-    // Named once a re-test failed too (or when there are no retries).
-    if (!retested && l.retries > 0) continue;
+    // Named once a second test failed too (or when there are no retries): a
+    // pair first met in a retry round (a reference pair) needs its re-test.
+    if (list.size() < 2 && l.retries > 0) continue;
     for (int end : {pair.first, pair.second}) {
       const int other = end == pair.first ? pair.second : pair.first;
       j.nodes[static_cast<size_t>(end)].reasons.push_back(

@@ -204,6 +204,19 @@ TEST(IsolateVerdict, AReMeasurementIsJudgedAgainstItsOwnRound) {
   EXPECT_TRUE(reference);
 }
 
+TEST(IsolateVerdict, AReferencePairSlowOnceIsNotNamed) {
+  // The retry round's reference pair (h1-h3, never paired before) measures
+  // slow once, by noise: a link is named only when a second test fails too.
+  Isolation iso(labels(4), {});
+  int reference_runs = 0;
+  auto v = measure(iso, [&](const NodeTest& t) {
+    if (t.nodes == std::vector<int>{1, 3}) return ++reference_runs == 1 ? 3.0 : 10.0;
+    return t.retry || std::count(t.nodes.begin(), t.nodes.end(), 0) == 0 ? 10.0 : 5.0;
+  });
+  EXPECT_GE(reference_runs, 1);
+  EXPECT_TRUE(failed(v).empty()) << (failed(v).empty() ? "" : v[1].reasons.at(0));
+}
+
 TEST(IsolateVerdict, ASlowNodeStaysSlowWhenReMeasured) {
   // The same, but node 0 is slow in every test: retried, and still named.
   Isolation iso(labels(8), {});
