@@ -113,7 +113,7 @@ void describe(HangReport& report) {
       ahead = &r;
     }
   }
-  const std::string where = ahead->in_call ? "wait in " + call_name(*ahead)
+  const std::string where = ahead->in_call ? (waiting == 1 ? "waits in " : "wait in ") + call_name(*ahead)
                                            : "finished " + call_name(*ahead);
   size_t named = 0;
   for (const auto& r : report.ranks) {

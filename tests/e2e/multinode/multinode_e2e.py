@@ -23,7 +23,8 @@ Tests:
       (SMDDP_TEST_STALL_AT): rank 0's stderr and -J "hang" name rank 3, its
       host and N for the whole job (the other host's records came over the
       hang report's channel); the engine's deadline, or the watchdog
-      (--backend mpi); nothing left behind
+      (--backend mpi, with SMDDP_STORE_BIND_ADDR naming rank 0's address);
+      nothing left behind
   hang_remote_silent  the other host's first rank is the stopped one: rank 0
       names that host as the one that sent no report
 """
@@ -293,7 +294,11 @@ def hang_remote(backend, victim, net):
     with Cluster(name, net, 2) as c, tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")
         env = {"FI_PROVIDER": "tcp", "SMDDP_TEST_STALL_AT": f"{victim}:{HANG_AT}"}
-        r = c.run("--output-filename", os.path.join(d, "ranks"), "-x", "SMDDP_TEST_STALL_AT", "-np", "4",
+        forward = ["-x", "SMDDP_TEST_STALL_AT"]
+        if backend == "mpi":  # rank 0 listens only where SMDDP_STORE_BIND_ADDR says (host 0's address)
+            env["SMDDP_STORE_BIND_ADDR"] = f"198.18.{net}.1"
+            forward += ["-x", "SMDDP_STORE_BIND_ADDR"]
+        r = c.run("--output-filename", os.path.join(d, "ranks"), *forward, "-np", "4",
                   "--npernode", "2", ARGS.bench, "allreduce", "-b", "8", "-e", "1K", "-n", "50", "-w", "5",
                   "--backend", backend, "--transport", "fabric", "-T", str(timeout_s), "-J", out,
                   timeout=120, extra_env=env)
