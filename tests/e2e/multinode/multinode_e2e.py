@@ -301,7 +301,7 @@ def hang_remote(backend, victim, net):
         r = c.run("--output-filename", os.path.join(d, "ranks"), *forward, "-np", "4",
                   "--npernode", "2", ARGS.bench, "allreduce", "-b", "8", "-e", "1K", "-n", "50", "-w", "5",
                   "--backend", backend, "--transport", "fabric", "-T", str(timeout_s), "-J", out,
-                  timeout=120, extra_env=env)
+                  timeout=200, extra_env=env)
         messages = r.stderr + rank_stderr(d)
         if r.returncode != 3:
             fail(f"exit {r.returncode}, want 3\n{messages[-4000:]}")
