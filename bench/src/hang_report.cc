@@ -16,7 +16,9 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 
+#include "hang_report_channel.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -36,6 +38,9 @@ namespace {
 
 constexpr size_t kNameBytes = 64;
 constexpr unsigned kRank0Seconds = 2;
+// Rank 0's wait for the other hosts' records, and theirs to hand them over
+// (rank 0 may time out a little later than they do).
+constexpr double kCollectSeconds = 2, kSendSeconds = 5;
 
 // RANK:CALL, both decimal; CALL from 1.
 bool parse_stall(const std::string& v, long long& rank, unsigned long long& call) {
@@ -75,12 +80,26 @@ std::string call_name(const HangRank& r) { return r.collective + " #" + std::to_
 // Position in the call stream: inside #n is 2n-1, past it 2n.
 uint64_t position(const HangRank& r) { return 2 * r.sequence - (r.in_call ? 1 : 0); }
 
+std::string list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
 void describe(HangReport& report) {
+  // Whose ranks these are: one host's, or (rank 0) every host's that answered.
+  const std::string scope = report.whole_job ? (report.hosts_missing.empty() ? "" : " of the hosts that answered")
+                                             : " on host " + report.host;
+  if (!report.hosts_missing.empty()) {
+    report.lines.push_back("no report from host" + std::string(report.hosts_missing.size() > 1 ? "s " : " ") +
+                           list(report.hosts_missing) + " within " + std::to_string(static_cast<int>(kCollectSeconds)) +
+                           " s (its first rank is stopped, gone or not reporting)");
+  }
   if (report.ranks.empty()) return;
   uint64_t front = 0;
   for (const auto& r : report.ranks) front = std::max(front, position(r));
   if (front == 0) {
-    report.lines.push_back("no rank on host " + report.host + " has started a call yet");
+    report.lines.push_back("no rank" + scope + " has started a call yet");
     return;
   }
   const HangRank* ahead = &report.ranks.front();
@@ -94,8 +113,9 @@ void describe(HangReport& report) {
       ahead = &r;
     }
   }
-  const std::string where = ahead->in_call ? "wait in " + call_name(*ahead)
+  const std::string where = ahead->in_call ? (waiting == 1 ? "waits in " : "wait in ") + call_name(*ahead)
                                            : "finished " + call_name(*ahead);
+  size_t named = 0;
   for (const auto& r : report.ranks) {
     if (!r.behind) continue;
     std::string line = "rank " + std::to_string(r.rank) + " on host " + r.host + " ";
@@ -109,10 +129,39 @@ void describe(HangReport& report) {
     if (r.process != "running") line += " (process " + r.process + ")";
     if (waiting > 0) line += "; the " + std::to_string(waiting) + (waiting == 1 ? " other " : " others ") + where;
     report.lines.push_back(line);
+    ++named;
   }
-  if (report.lines.empty()) {
-    report.lines.push_back("no rank on host " + report.host + " is behind: all " + std::to_string(waiting) + " " +
-                           where + (ahead->in_call ? " (the rank holding them up is on another host)" : ""));
+  if (named == 0) {
+    const std::string elsewhere = !report.whole_job ? " (the rank holding them up is on another host)"
+                                  : !report.hosts_missing.empty() ? " (the rank holding them up is on a host that did not answer)"
+                                                                  : "";
+    report.lines.push_back("no rank" + scope + " is behind: all " + std::to_string(waiting) + " " + where +
+                           (ahead->in_call ? elsewhere : ""));
+  }
+}
+
+nlohmann::json rank_to_json(const HangRank& r) {
+  return {{"rank", r.rank}, {"host", r.host}, {"sequence", r.sequence}, {"in_call", r.in_call},
+          {"collective", r.sequence ? nlohmann::json(r.collective) : nlohmann::json(nullptr)},
+          {"bytes", r.bytes}, {"process", r.process}, {"behind", r.behind}};
+}
+
+// Another host's records, as its first rank sent them; only its own ranks.
+void add_ranks(HangReport& report, const std::string& host, const std::string& text, int nranks) {
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_array()) return;
+  for (const auto& e : j) {
+    if (!e.is_object() || !e.value("rank", nlohmann::json()).is_number_integer()) continue;
+    HangRank r;
+    r.rank = e["rank"].get<int>();
+    r.host = host;
+    if (r.rank < 0 || r.rank >= nranks || e.value("host", "") != host) continue;
+    r.sequence = e.value("sequence", uint64_t{0});
+    r.in_call = e.value("in_call", false);
+    r.collective = e.value("collective", nlohmann::json()).is_string() ? e["collective"].get<std::string>() : "";
+    r.bytes = e.value("bytes", size_t{0});
+    r.process = e.value("process", "unknown");
+    report.ranks.push_back(std::move(r));
   }
 }
 
@@ -176,6 +225,9 @@ void ProgressBoard::attach(Communicator& comm) {
   records_ = static_cast<Record*>(map);
   records_[rank_].pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed);
   attached_ = true;
+  auto channel = std::make_shared<HangChannel>();
+  channel->open(comm, hosts_);  // collective; off on one host
+  if (channel->sends() || channel->receives()) channel_ = std::move(channel);
 }
 
 void ProgressBoard::enter(Collective collective, size_t bytes) {
@@ -211,12 +263,37 @@ HangReport ProgressBoard::read(const std::string& trigger) const {
     h.process = r == rank_ ? "running" : process_state(rec.pid.load(std::memory_order_relaxed));
     report.ranks.push_back(std::move(h));
   }
+  report.hosts = {report.host};
+  if (channel_ && channel_->sends()) {
+    nlohmann::json mine = nlohmann::json::array();
+    for (const auto& r : report.ranks) mine.push_back(rank_to_json(r));
+    report.forwarded = channel_->send(report.host, mine.dump(), kSendSeconds);
+    if (report.forwarded) return report;  // rank 0 tells; else this host's report, here
+  } else if (channel_ && channel_->receives()) {
+    std::set<std::string> others;
+    for (const auto& h : hosts_) {
+      if (h != report.host) others.insert(h);
+    }
+    const auto got = channel_->collect(others, kCollectSeconds);
+    for (const auto& h : others) {
+      if (got.count(h)) {
+        add_ranks(report, h, got.at(h), static_cast<int>(hosts_.size()));
+        report.hosts.push_back(h);
+      } else {
+        report.hosts_missing.push_back(h);
+      }
+    }
+    std::sort(report.ranks.begin(), report.ranks.end(), [](const HangRank& a, const HangRank& b) { return a.rank < b.rank; });
+    report.whole_job = true;
+  }
   describe(report);
   return report;
 }
 
 void ProgressBoard::let_rank0_report() const {
-  if (attached_ && rank_ != 0) sleep(kRank0Seconds);
+  // With other hosts, rank 0 may time out a little later and then waits
+  // up to kCollectSeconds for their records.
+  if (attached_ && rank_ != 0) sleep(kRank0Seconds + (channel_ ? 3 : 0));
 }
 
 void print_hang_report(const HangReport& report) {
@@ -228,13 +305,11 @@ nlohmann::json hang_to_json(const HangReport& report) {
   nlohmann::json ranks = nlohmann::json::array();
   nlohmann::json behind = nlohmann::json::array();
   for (const auto& r : report.ranks) {
-    ranks.push_back({{"rank", r.rank}, {"host", r.host}, {"sequence", r.sequence}, {"in_call", r.in_call},
-                     {"collective", r.sequence ? nlohmann::json(r.collective) : nlohmann::json(nullptr)},
-                     {"bytes", r.bytes}, {"process", r.process}, {"behind", r.behind}});
+    ranks.push_back(rank_to_json(r));
     if (r.behind) behind.push_back(r.rank);
   }
-  return {{"trigger", report.trigger}, {"host", report.host}, {"behind", behind},
-          {"ranks", ranks}, {"message", report.lines}};
+  return {{"trigger", report.trigger}, {"host", report.host}, {"hosts", report.hosts},
+          {"hosts_missing", report.hosts_missing}, {"behind", behind}, {"ranks", ranks}, {"message", report.lines}};
 }
 
 }  // namespace smddp::bench

@@ -3,17 +3,27 @@
 // shared-memory segment of its host, with relaxed atomic stores: a rank
 // stopped or stuck inside a collective still shows what it last published.
 // On a timeout (the engine's deadline, the watchdog) or on SIGUSR1, the first
-// rank of each host reads its host's records and names who is behind:
+// rank of each host reads its host's records (with each process's state
+// from /proc). On a job of several hosts the first ranks of the other hosts
+// send theirs to rank 0 through the out-of-band channel of
+// hang_report_channel.h (opened at attach, over the bootstrap; it works while
+// the collectives are stuck); rank 0 waits a bounded time for them and
+// prints one report for the whole job, naming who is behind and which hosts
+// did not answer:
 //   rank 5 on host X finished allreduce #1233 and has not started #1234
 //   (process stopped); the 7 others wait in allreduce #1234
-// Rank 0's report also goes into the -J document ("hang"). Ranks on other
-// hosts are named by their own host's first rank (docs/diag.md, "Hang location").
+//   no report from host Y within 2 s (its first rank is stopped, gone or
+//   not reporting)
+// Rank 0's report also goes into the -J document ("hang"). A host whose
+// first rank cannot reach rank 0 prints its own host's report instead
+// (docs/diag.md, "Hang location").
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,10 +44,16 @@ struct HangRank {
 
 struct HangReport {
   std::string trigger;  // "timeout", "signal"
-  std::string host;     // whose records these are
-  std::vector<HangRank> ranks;
+  std::string host;     // who read the records (rank 0's host for the job's report)
+  std::vector<HangRank> ranks;                // of `host`, and of every host that answered
+  std::vector<std::string> hosts;             // the hosts whose records are in
+  std::vector<std::string> hosts_missing;     // rank 0: the other hosts that sent none in time
+  bool whole_job = false;                     // rank 0 with the channel: hosts + hosts_missing are all
+  bool forwarded = false;                     // another host's first rank: sent to rank 0, nothing to print
   std::vector<std::string> lines;  // what rank 0 (or the host's first rank) prints
 };
+
+class HangChannel;
 
 class ProgressBoard {
  public:
@@ -53,6 +69,8 @@ class ProgressBoard {
   // The first rank of this host (rank 0 for its host) reports.
   bool reports() const { return attached_ && reporter_; }
   int rank() const { return rank_; }
+  // This host's records; rank 0 adds those the other hosts send within a
+  // bounded wait, the other hosts' first ranks send theirs (forwarded).
   HangReport read(const std::string& trigger) const;
   // Ranks other than 0, about to end on a timeout: a moment for rank 0,
   // which times out at about the same time, to read and write its report
@@ -66,6 +84,7 @@ class ProgressBoard {
   bool attached_ = false, reporter_ = false;
   int rank_ = 0;
   std::vector<std::string> hosts_;
+  std::shared_ptr<HangChannel> channel_;  // between hosts; null on one host
   uint64_t sequence_ = 0;
   long long stall_rank_ = -1;
   uint64_t stall_at_ = 0;

@@ -15,10 +15,12 @@
 #include <set>
 
 #include "commands.h"
+#include "common/counter_watch.h"
 #include "common/files.h"
 #include "common/mpi_util.h"
 #include "isolate/probes.h"
 #include "isolate/verdict.h"
+#include "preflight/counter_check.h"
 #include "preflight/preflight_metrics.h"
 #include "preflight/profile.h"
 #include "preflight/writers.h"
@@ -199,6 +201,28 @@ bool root_round(const Job& job, const Settings& s, Isolation& iso, RootState& st
   return true;
 }
 
+// Rank 0, after the last round: every node's fabric counter deltas over the
+// rounds (its first rank's), within the margin of one round. Nodes without
+// counters, or whose first rank is lost or silent, have none.
+std::vector<std::optional<CounterDeltas>> gather_counters(const Job& job, const Settings& s, int round,
+                                                          const std::optional<CounterWatch>& mine,
+                                                          const RootState& st, Outbox& out) {
+  std::vector<std::optional<CounterDeltas>> by_node(job.labels.size());
+  if (mine) by_node[0] = mine->deltas();
+  for (int r = 1; r < job.size; ++r) {
+    if (!st.dead_ranks.count(r)) out.post(job.comm, r, tag(round, 0), nlohmann::json{{"counters", true}}.dump());
+  }
+  const Deadline by = deadline_in(s.margin_s());
+  for (size_t n = 1; n < job.ranks_of.size(); ++n) {
+    const int leader = job.ranks_of[n].front();
+    if (st.dead_ranks.count(leader)) continue;
+    if (auto got = recv_until(job.comm, leader, tag(round, 1), by)) {
+      by_node[n] = counter_deltas_from_json(nlohmann::json::parse(*got, nullptr, false));
+    }
+  }
+  return by_node;
+}
+
 nlohmann::json tests_json(const Isolation& iso, const Job& job) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& t : iso.tests()) {
@@ -211,7 +235,8 @@ nlohmann::json tests_json(const Isolation& iso, const Job& job) {
   return out;
 }
 
-PreflightReport make_report(const Job& job, const Isolation& iso, const std::string& profile) {
+PreflightReport make_report(const Job& job, const Isolation& iso, const std::string& profile,
+                            const std::vector<std::optional<CounterDeltas>>& counters) {
   PreflightReport report;
   report.profile = profile;
   report.version = kVersion;
@@ -236,6 +261,8 @@ PreflightReport make_report(const Job& job, const Isolation& iso, const std::str
           "isolate", fmt::format("allreduce busbw {:.3f} GB/s, bidirectional {:.3f} GB/s, best of {} pair test(s)",
                                  v.busbw_gbs.value_or(0), v.stream_gbs.value_or(0), v.tests), values));
     }
+    // Counters that moved while the rounds ran fail the node, as in preflight.
+    if (counters[static_cast<size_t>(n)]) node.checks.push_back(counter_result(*counters[static_cast<size_t>(n)], "the isolate tests"));
     report.nodes.push_back(std::move(node));
   }
   return report;
@@ -243,7 +270,7 @@ PreflightReport make_report(const Job& job, const Isolation& iso, const std::str
 
 class IsolateCommand final : public Command {
  public:
-  IsolateCommand(CLI::App& parent, const GlobalOptions&) {
+  IsolateCommand(CLI::App& parent, const GlobalOptions& global) : global_(global) {
     app_ = parent.add_subcommand("isolate", "Pair the nodes, re-pair the failures and name the bad node or link; exit 0 healthy, 1 unhealthy");
     app_->add_option("-p,--profile", profile_name_, "Profile whose allreduce_busbw and link_bandwidth floors apply (name or YAML file)");
     app_->add_option("--bytes", bytes_text_, "Allreduce size per test")->capture_default_str();
@@ -255,6 +282,7 @@ class IsolateCommand final : public Command {
     app_->add_option("--round-timeout", settings_.round_timeout_s, "Seconds a round's tests may take")->capture_default_str();
     app_->add_option("--mad-k", settings_.limits.mad_k, "Fail a node more than K median absolute deviations below the fleet median")->capture_default_str();
     app_->add_option("--mad-floor", settings_.limits.mad_floor, "The MAD counts as at least this fraction of the median")->capture_default_str();
+    app_->add_option("--min-drop", settings_.limits.min_drop, "... and fail it only when also this fraction of the median below it")->capture_default_str();
     app_->add_option("--min-busbw", min_busbw_, "Allreduce bus bandwidth floor, GB/s (default: the profile's allreduce_busbw floor)");
     app_->add_option("--min-stream", min_stream_, "Bidirectional stream floor, GB/s (default: the profile's link_bandwidth floor)");
     app_->add_option("--retries", settings_.limits.retries, "Rounds that re-test failures with nodes that passed")->capture_default_str();
@@ -275,6 +303,7 @@ class IsolateCommand final : public Command {
     if (settings_.stream.window < 1 || settings_.stream.iterations < 1) throw UsageError("--window and --stream-iterations must be >= 1");
     if (!(settings_.round_timeout_s > 0)) throw UsageError("--round-timeout must be positive");
     if (!(settings_.limits.mad_k > 0) || settings_.limits.mad_floor < 0) throw UsageError("--mad-k must be positive and --mad-floor >= 0");
+    if (!(settings_.limits.min_drop >= 0 && settings_.limits.min_drop < 1)) throw UsageError("--min-drop must be a fraction in [0, 1)");
     if (settings_.limits.retries < 0 || settings_.limits.bisect_min_nodes < 2) throw UsageError("--retries must be >= 0 and --bisect-min-nodes >= 2");
     if (min_busbw_ && *min_busbw_ < 0) throw UsageError("--min-busbw must not be negative");
     if (min_stream_ && *min_stream_ < 0) throw UsageError("--min-stream must not be negative");
@@ -288,6 +317,7 @@ class IsolateCommand final : public Command {
     }
     if (min_busbw_) settings_.limits.min_busbw_gbs = *min_busbw_;
     if (min_stream_) settings_.limits.min_stream_gbs = *min_stream_;
+    root_ = SystemRoot::from_option(global_.sysfs_root);
     tools::check_writable(json_path_ == "-" ? "" : json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
     if (!launched_by_mpi()) throw UsageError("isolate tests nodes against each other: run it under mpirun or srun, one or more ranks per node");
@@ -298,6 +328,9 @@ class IsolateCommand final : public Command {
     Job job = make_job();
     Outbox out;
     int code = tools::kExitOk;
+    // Each node's first rank watches its fabric counters over the rounds.
+    std::optional<CounterWatch> counters;
+    if (job.local_index[static_cast<size_t>(job.rank)] == 0) counters.emplace(root_);
     if (job.rank == 0) {
       Isolation iso(job.labels, settings_.limits);
       RootState st;
@@ -305,17 +338,18 @@ class IsolateCommand final : public Command {
                                job.size, settings_.round_bound_s());
       while (root_round(job, settings_, iso, st, out)) {
       }
-      PreflightReport report = make_report(job, iso, profile_label_);
+      const auto deltas = gather_counters(job, settings_, iso.rounds() + 1, counters, st, out);
+      PreflightReport report = make_report(job, iso, profile_label_, deltas);
       code = report.healthy() ? tools::kExitOk : tools::kExitFailed;
       for (int r = 1; r < job.size; ++r) {
         if (st.dead_ranks.count(r)) continue;
         nlohmann::json done = {{"done", true}, {"exit", code}, {"timestamp_ms", report.timestamp_ms}};
         const int n = job.node_of[static_cast<size_t>(r)];
         if (job.ranks_of[static_cast<size_t>(n)].front() == r) done["node"] = to_json(report.nodes[static_cast<size_t>(n)]);
-        out.post(job.comm, r, tag(iso.rounds() + 1, 0), done.dump());
+        out.post(job.comm, r, tag(iso.rounds() + 2, 0), done.dump());
       }
       if (!textfile_.empty()) tools::write_atomically(textfile_, preflight_textfile(report.nodes.front(), report.timestamp_ms));
-      write_outputs(report, iso, job);
+      write_outputs(report, iso, job, deltas);
       if (st.unclean) {
         std::cerr << "smddp-diag isolate: ranks were lost or left requests in flight; ending the job\n";
         std::cout.flush();
@@ -326,7 +360,7 @@ class IsolateCommand final : public Command {
       return code;
     }
     // Other ranks: plans until "done"; the wait for one spans rank 0's longest round.
-    for (int round = 1; round <= kMaxRounds + 1; ++round) {
+    for (int round = 1; round <= kMaxRounds + 2; ++round) {
       auto got = recv_until(job.comm, 0, tag(round, 0), deadline_in(2 * settings_.round_bound_s() + 10));
       if (!got) {
         std::cerr << fmt::format("smddp-diag isolate: {}: no word from {} within {:.0f} s; ending the job\n", job.who(job.rank),
@@ -342,6 +376,13 @@ class IsolateCommand final : public Command {
         break;
       }
       if (plan.contains("idle")) continue;
+      if (plan.value("counters", false)) {
+        if (counters) {
+          const auto d = counters->deltas();
+          send_until(job.comm, 0, tag(round, 1), d ? to_json(*d).dump() : "null", deadline_in(settings_.margin_s()));
+        }
+        continue;
+      }
       send_until(job.comm, 0, tag(round, 1), run_part(job, plan, settings_, round).dump(),
                  deadline_in(settings_.round_bound_s()));
     }
@@ -350,10 +391,16 @@ class IsolateCommand final : public Command {
   }
 
  private:
-  void write_outputs(const PreflightReport& report, const Isolation& iso, const Job& job) {
+  void write_outputs(const PreflightReport& report, const Isolation& iso, const Job& job,
+                     const std::vector<std::optional<CounterDeltas>>& counters) {
     nlohmann::json j = to_json(report);
+    nlohmann::json moved = nlohmann::json::object();  // by host; nodes without counters are absent
+    for (size_t n = 0; n < counters.size(); ++n) {
+      if (counters[n]) moved[job.labels[n]] = to_json(*counters[n]);
+    }
     j["isolate"] = {{"rounds", iso.rounds()}, {"round_bound_s", settings_.round_bound_s()}, {"tests", tests_json(iso, job)},
-                    {"limits", {{"mad_k", settings_.limits.mad_k}, {"mad_floor", settings_.limits.mad_floor},
+                    {"fabric_counters", moved},
+                    {"limits", {{"mad_k", settings_.limits.mad_k}, {"mad_floor", settings_.limits.mad_floor}, {"min_drop", settings_.limits.min_drop},
                                 {"min_busbw_gbs", settings_.limits.min_busbw_gbs}, {"min_stream_gbs", settings_.limits.min_stream_gbs},
                                 {"retries", settings_.limits.retries}, {"bisect_min_nodes", settings_.limits.bisect_min_nodes}}}};
     if (json_path_ == "-") {
@@ -376,6 +423,8 @@ class IsolateCommand final : public Command {
     drain_out.flush();
   }
 
+  const GlobalOptions& global_;
+  SystemRoot root_;
   CLI::App* app_ = nullptr;
   std::string profile_name_, profile_label_ = "isolate";
   std::string bytes_text_ = "16MiB", stream_bytes_text_ = "1MiB";

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 namespace smddp::diag {
 
@@ -40,15 +41,20 @@ NodeTest make_test(std::vector<int> nodes) {
   return t;
 }
 
-// What a metric must reach: the floor, and the fleet's median less K MADs
-// (the MAD at least mad_floor of the median) once three nodes give a value.
+// What a metric must reach: the floor, and, once three nodes give a value,
+// the fleet's median less K MADs (the MAD at least mad_floor of the median)
+// and less min_drop of the median, whichever is lower: noise on a busy
+// fleet widens the MAD, and a quiet fleet's tiny MAD cannot fail a node for
+// a dip that no operator would drain it for.
 struct Bar {
-  double floor = 0, median = 0, mad = 0, threshold = 0;
+  double floor = 0, median = 0, mad = 0, threshold = 0, k = 0, min_drop = 0;
   bool fleet = false;
-  std::string why(const char* what, double v, double k) const {
+  std::string why(const char* what, double v, double) const {
     if (floor > 0 && v < floor) return fmt::format("{} {:.3f} GB/s below the floor {:.3f} GB/s", what, v, floor);
-    return fmt::format("{} {:.3f} GB/s is {:.1f} MADs below the fleet median {:.3f} GB/s (MAD {:.3f}, limit {} MADs)", what, v,
-                       mad > 0 ? (median - v) / mad : 0.0, median, mad, k);
+    return fmt::format("{} {:.3f} GB/s is {:.1f} MADs below the fleet median {:.3f} GB/s ({:.0f} % below; MAD {:.3f}, limits {} "
+                       "MADs and {:.0f} %)",
+                       what, v, mad > 0 ? (median - v) / mad : 0.0, median, median > 0 ? 100 * (median - v) / median : 0.0,
+                       mad, k, 100 * min_drop);
   }
   bool low(double v) const { return (floor > 0 && v < floor) || (fleet && v < threshold); }
 };
@@ -61,9 +67,47 @@ Bar make_bar(const std::vector<double>& values, double floor, const IsolateLimit
     b.fleet = true;
     b.median = m;
     b.mad = std::max(d, l.mad_floor * m);
-    b.threshold = m - l.mad_k * b.mad;
+    b.k = l.mad_k;
+    b.min_drop = l.min_drop;
+    b.threshold = m - std::max(l.mad_k * b.mad, l.min_drop * m);
   }
   return b;
+}
+
+// A re-measurement `t` passes the fleet rule: at least the bar's fraction of
+// the median of the other tests of its round (the fleet's median when it
+// had none), and not below the floor.
+bool clears(const std::vector<NodeTest>& tests, const NodeTest& t, const Bar& bar, double NodeTest::*metric) {
+  if (bar.floor > 0 && t.*metric < bar.floor) return false;
+  if (!bar.fleet) return true;
+  std::vector<double> others;
+  for (const auto& o : tests) {
+    if (&o != &t && o.pair() && o.round == t.round && o.error.empty()) others.push_back(o.*metric);
+  }
+  const double reference = others.empty() ? bar.median : median_mad(others).first;
+  return t.*metric >= (bar.median > 0 ? bar.threshold / bar.median : 0) * reference;
+}
+
+// Why a node fails on one metric, or nothing: its best test below the
+// floor, or the fleet rule. For the fleet rule its first pairings (`base`)
+// must miss the fleet's bar, and so must every re-measurement, each against
+// the median of the other tests of its own round (what the fabric gave at
+// that moment; the fleet's median when the round had no other test) at the
+// same fraction of the median as the bar.
+std::optional<std::string> metric_failure(const std::vector<NodeTest>& tests, int node, const Bar& bar,
+                                          double NodeTest::*metric, double best, std::optional<double> base,
+                                          const char* what, const IsolateLimits& l) {
+  if (bar.floor > 0 && best < bar.floor) return bar.why(what, best, l.mad_k);
+  if (!bar.fleet || !base || *base >= bar.threshold) return std::nullopt;
+  int retries = 0;
+  for (const auto& t : tests) {
+    if (!t.pair() || !t.retry || !t.error.empty() || std::count(t.nodes.begin(), t.nodes.end(), node) == 0) continue;
+    if (clears(tests, t, bar, metric)) return std::nullopt;
+    ++retries;
+  }
+  std::string why = bar.why(what, *base, l.mad_k);
+  if (retries > 0) why += fmt::format("; re-measured {} time(s), best {:.3f} GB/s, below its round each time", retries, best);
+  return why;
 }
 
 struct Judgement {
@@ -80,6 +124,10 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
   Judgement j;
   j.nodes.resize(n);
   std::vector<std::vector<std::string>> errors(n);
+  // The fleet's numbers come from the first pairings, where every node was
+  // measured alike; re-measurements (retries, often alone on the fabric) may
+  // clear a suspect but do not move the median.
+  std::vector<std::optional<double>> base_b(n), base_s(n);
   for (const auto& t : tests) {
     if (!t.pair()) continue;
     for (int node : t.nodes) {
@@ -92,12 +140,18 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
       }
       v.busbw_gbs = std::max(v.busbw_gbs.value_or(0), t.busbw_gbs);
       v.stream_gbs = std::max(v.stream_gbs.value_or(0), t.stream_gbs);
+      if (!t.retry) {
+        auto& bb = base_b[static_cast<size_t>(node)];
+        auto& bs = base_s[static_cast<size_t>(node)];
+        bb = std::max(bb.value_or(0), t.busbw_gbs);
+        bs = std::max(bs.value_or(0), t.stream_gbs);
+      }
     }
   }
   std::vector<double> b, s;
-  for (const auto& v : j.nodes) {
-    if (v.busbw_gbs) b.push_back(*v.busbw_gbs);
-    if (v.stream_gbs) s.push_back(*v.stream_gbs);
+  for (size_t i = 0; i < n; ++i) {
+    if (base_b[i]) b.push_back(*base_b[i]);
+    if (base_s[i]) s.push_back(*base_s[i]);
   }
   j.busbw = make_bar(b, l.min_busbw_gbs, l);
   j.stream = make_bar(s, l.min_stream_gbs, l);
@@ -109,8 +163,14 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
       v.reasons.push_back("every pair test failed: " + errors[i].front() +
                           (errors[i].size() > 1 ? fmt::format(" (and {} more)", errors[i].size() - 1) : ""));
     } else if (v.busbw_gbs) {
-      if (j.busbw.low(*v.busbw_gbs)) v.reasons.push_back(j.busbw.why("allreduce busbw", *v.busbw_gbs, l.mad_k));
-      if (j.stream.low(*v.stream_gbs)) v.reasons.push_back(j.stream.why("bidirectional bandwidth", *v.stream_gbs, l.mad_k));
+      if (auto why = metric_failure(tests, static_cast<int>(i), j.busbw, &NodeTest::busbw_gbs, *v.busbw_gbs, base_b[i],
+                                    "allreduce busbw", l)) {
+        v.reasons.push_back(*why);
+      }
+      if (auto why = metric_failure(tests, static_cast<int>(i), j.stream, &NodeTest::stream_gbs, *v.stream_gbs, base_s[i],
+                                    "bidirectional bandwidth", l)) {
+        v.reasons.push_back(*why);
+      }
     }
     if (!v.reasons.empty()) j.node_failed.insert(static_cast<int>(i));
   }
@@ -125,7 +185,7 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
   for (const auto& [pair, list] : by_pair) {
     std::optional<double> b, s;
     for (const NodeTest* t : list) {
-      if (!t->error.empty()) continue;
+      if (!t->error.empty() || t->retry) continue;
       b = std::max(b.value_or(0), t->busbw_gbs);
       s = std::max(s.value_or(0), t->stream_gbs);
     }
@@ -139,9 +199,9 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     for (const NodeTest* t : list) {
       if (!t->error.empty()) {
         why = t->error;
-      } else if (link_busbw.low(t->busbw_gbs)) {
+      } else if (t->retry ? !clears(tests, *t, link_busbw, &NodeTest::busbw_gbs) : link_busbw.low(t->busbw_gbs)) {
         why = link_busbw.why("allreduce busbw", t->busbw_gbs, l.mad_k);
-      } else if (link_stream.low(t->stream_gbs)) {
+      } else if (t->retry ? !clears(tests, *t, link_stream, &NodeTest::stream_gbs) : link_stream.low(t->stream_gbs)) {
         why = link_stream.why("bidirectional bandwidth", t->stream_gbs, l.mad_k);
       } else {
         why.clear();
@@ -149,7 +209,10 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
       }
     }
     if (why.empty()) continue;
-    j.links.push_back(pair);
+    j.links.push_back(pair);  // a suspect: re-tested by the next retry round
+    // Named once a second test failed too (or when there are no retries): a
+    // pair first met in a retry round (a reference pair) needs its re-test.
+    if (list.size() < 2 && l.retries > 0) continue;
     for (int end : {pair.first, pair.second}) {
       const int other = end == pair.first ? pair.second : pair.first;
       j.nodes[static_cast<size_t>(end)].reasons.push_back(
@@ -222,6 +285,16 @@ std::vector<NodeTest> Isolation::retry_round() {
     used.insert(b);
     out.push_back(make_test({a, b}));
   }
+  // The good nodes left over test each other at the same time: the round's
+  // own reference, under the same load as the suspects' re-measurements.
+  std::vector<int> rest;
+  for (int g : good) {
+    if (!used.count(g)) rest.push_back(g);
+  }
+  if (!out.empty()) {
+    for (size_t i = 0; i + 1 < rest.size(); i += 2) out.push_back(make_test({rest[i], rest[i + 1]}));
+  }
+  for (auto& t : out) t.retry = true;
   return out;
 }
 

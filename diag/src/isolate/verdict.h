@@ -13,8 +13,12 @@
 namespace smddp::diag {
 
 struct IsolateLimits {
+  // The fleet rule: a node fails when it is more than K MADs below the
+  // fleet median AND more than min_drop of the median below it, the median
+  // and MAD taken over the first pairings only (all nodes measured alike).
   double mad_k = 3;           // a node more than K MADs below the fleet median fails
   double mad_floor = 0.1;     // the MAD counts as at least this fraction of the median
+  double min_drop = 0.25;     // ... and only when this fraction of the median below it
   double min_busbw_gbs = 0;   // floors (profile or options); 0: none
   double min_stream_gbs = 0;
   int retries = 2;            // rounds that re-test suspects with nodes that passed
@@ -31,6 +35,7 @@ struct NodeTest {
   double busbw_gbs = 0;   // the group's allreduce bus bandwidth
   double stream_gbs = 0;  // pairs: the two nodes' bidirectional stream rate
   int round = 0;
+  bool retry = false;     // a re-measurement of a suspect: judged, but not part of the fleet's median
 };
 
 struct NodeVerdict {

@@ -3,28 +3,23 @@
 // counter that moved (retransmits, drops, link downs, impaired remotes while
 // the allreduce and link tests ran) fails the node as "fabric_counters".
 // Nodes without such counters (no RDMA device) get no result at all.
+// isolate reports its own rounds' deltas the same way (counter_result).
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "common/files.h"
+#include "common/counter_watch.h"
 #include "preflight/report.h"
-#include "smddp/tools/fabric_counters.h"
 
 namespace smddp::diag {
 
 inline constexpr const char* kFabricCountersCheck = "fabric_counters";
 
-class CounterWatch {
- public:
-  explicit CounterWatch(const SystemRoot& root);
-  std::optional<CheckResult> result() const;
-
- private:
-  SystemRoot root_;
-  tools::FabricCounterSnapshot before_;
-};
+// The "fabric_counters" result of a node's deltas over `what` ("the
+// checks", "the isolate tests"): pass when none moved, else fail naming them.
+CheckResult counter_result(const CounterDeltas& d, const std::string& what);
 
 // Carries the fabric_counters result of a node's own results (`local`) into
 // its merged, profile-ordered list (the profile does not name it).

@@ -194,7 +194,7 @@ PreflightReport run_preflight_alone(const PreflightSetup& s) {
   }
   const CounterWatch counters(s.root);
   std::vector<CheckResult> local = run_node_checks(s);
-  if (auto moved = counters.result()) local.push_back(std::move(*moved));
+  if (auto d = counters.deltas()) local.push_back(counter_result(*d, "the checks"));
   node.checks = merge(s.profile, local, cluster);
   add_counter_result(node.checks, local);
   report.nodes.push_back(std::move(node));
@@ -291,7 +291,7 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
   }
 
   if (counters) {
-    if (auto moved = counters->result()) node_results.push_back(std::move(*moved));
+    if (auto d = counters->deltas()) node_results.push_back(counter_result(*d, "the checks"));
   }
   // Rank 0 gathers every node's results.
   nlohmann::json mine = nlohmann::json::array();

@@ -18,6 +18,15 @@ Tests:
   link_down      a host's link taken down mid-run: every rank, on both sides,
       ends by its deadline; the first to time out names the peer and host it
       waited for (and aborts the job); nothing left behind
+  hang_remote_{engine,watchdog}  2 hosts x 2 ranks, rank 3 (on the host
+      other than rank 0's, not its first rank) stopped before call #N
+      (SMDDP_TEST_STALL_AT): rank 0's stderr and -J "hang" name rank 3, its
+      host and N for the whole job (the other host's records came over the
+      hang report's channel); the engine's deadline, or the watchdog
+      (--backend mpi, with SMDDP_STORE_BIND_ADDR naming rank 0's address);
+      nothing left behind
+  hang_remote_silent  the other host's first rank is the stopped one: rank 0
+      names that host as the one that sent no report
 """
 import argparse
 import glob
@@ -272,6 +281,68 @@ def test_link_down():
             if "timed out" in line:
                 print("  " + line.strip())
     check_nothing_left(before)
+
+
+HANG_AT = 150  # after the start-up calls, inside the first row
+
+
+def hang_remote(backend, victim, net):
+    """Rank `victim` (host 1) stops before call HANG_AT; rank 0 reports the job."""
+    before = shm_segments()
+    timeout_s = 6
+    name = {"smddp": "mnhe", "mpi": "mnhw"}[backend] + str(victim)
+    with Cluster(name, net, 2) as c, tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        env = {"FI_PROVIDER": "tcp", "SMDDP_TEST_STALL_AT": f"{victim}:{HANG_AT}"}
+        forward = ["-x", "SMDDP_TEST_STALL_AT"]
+        if backend == "mpi":  # rank 0 listens only where SMDDP_STORE_BIND_ADDR says (host 0's address)
+            env["SMDDP_STORE_BIND_ADDR"] = f"198.18.{net}.1"
+            forward += ["-x", "SMDDP_STORE_BIND_ADDR"]
+        r = c.run("--output-filename", os.path.join(d, "ranks"), *forward, "-np", "4",
+                  "--npernode", "2", ARGS.bench, "allreduce", "-b", "8", "-e", "1K", "-n", "50", "-w", "5",
+                  "--backend", backend, "--transport", "fabric", "-T", str(timeout_s), "-J", out,
+                  timeout=200, extra_env=env)
+        messages = r.stderr + rank_stderr(d)
+        if r.returncode != 3:
+            fail(f"exit {r.returncode}, want 3\n{messages[-4000:]}")
+        host0, host1 = f"{name}-h0", f"{name}-h1"
+        hang = json.load(open(out)).get("hang")
+        if not hang:
+            fail(f"no hang object in rank 0's -J document\n{messages[-3000:]}")
+        lines = [l for l in messages.splitlines() if "hang:" in l]
+        if victim == 3:
+            want = (f"hang: rank 3 on host {host1} finished allreduce #{HANG_AT - 1} and has not started "
+                    f"#{HANG_AT} (process stopped); the 3 others wait in allreduce #{HANG_AT}")
+            if want not in messages:
+                fail(f"no line '{want}' in:\n{messages[-4000:]}")
+            ranks = {x["rank"]: x for x in hang["ranks"]}
+            if hang["behind"] != [3] or sorted(hang["hosts"]) != [host0, host1] or hang["hosts_missing"] or \
+                    sorted(ranks) != [0, 1, 2, 3] or ranks[3]["host"] != host1 or \
+                    (ranks[3]["sequence"], ranks[3]["in_call"], ranks[3]["process"]) != (HANG_AT - 1, False, "stopped"):
+                fail(f"hang object: {hang}")
+            # Only rank 0 speaks for the job: host 1 forwarded its records.
+            speakers = [path for path in glob.glob(os.path.join(d, "ranks", "*", "rank.*", "stderr"))
+                        if "hang:" in open(path, errors="replace").read()]
+            if [os.path.basename(os.path.dirname(path)) for path in speakers] != ["rank.0"]:
+                fail(f"want only rank 0 to print the report: {speakers}")
+        else:
+            want = f"hang: no report from host {host1} within 2 s"
+            if want not in messages or hang["hosts_missing"] != [host1] or hang["hosts"] != [host0]:
+                fail(f"want '{want}' and hosts_missing [{host1}]: {hang}\n{messages[-4000:]}")
+        print(lines)
+    check_nothing_left(before)
+
+
+def test_hang_remote_engine():
+    hang_remote("smddp", 3, 241)
+
+
+def test_hang_remote_watchdog():
+    hang_remote("mpi", 3, 242)
+
+
+def test_hang_remote_silent():
+    hang_remote("smddp", 2, 243)
 
 
 def main():

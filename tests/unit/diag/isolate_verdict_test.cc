@@ -2,6 +2,7 @@
 // speed of its slower node, or of its link when that is slower still.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -136,6 +137,95 @@ TEST(IsolateVerdict, FloorFailsEveryNodeBelowIt) {
   auto v = simulate(s, iso);
   EXPECT_EQ(failed(v).size(), 4u);
   EXPECT_NE(v[0].reasons.at(0).find("below the floor 20.000 GB/s"), std::string::npos) << v[0].reasons.at(0);
+}
+
+// Runs the isolation with `value(test)` as each test's allreduce busbw.
+std::vector<NodeVerdict> measure(Isolation& iso, const std::function<double(const NodeTest&)>& value) {
+  for (;;) {
+    auto tests = iso.next_round();
+    if (tests.empty()) break;
+    for (auto& t : tests) {
+      t.busbw_gbs = value(t);
+      t.stream_gbs = 2 * t.busbw_gbs;
+    }
+    iso.record(tests, {});
+  }
+  return iso.verdicts();
+}
+
+TEST(IsolateVerdict, MinDropSparesSmallDipsOfAQuietFleet) {
+  // An otherwise identical fleet: the MAD is 0 and, without its floor, any
+  // dip would be "infinitely many MADs" below; min_drop (25 %) decides.
+  for (double slow : {8.0, 7.0}) {
+    IsolateLimits l;
+    l.mad_floor = 0;
+    Isolation iso(labels(4), l);
+    auto v = measure(iso, [&](const NodeTest& t) {
+      return std::count(t.nodes.begin(), t.nodes.end(), 0) ? slow : 10.0;
+    });
+    if (slow == 8.0) {
+      EXPECT_TRUE(failed(v).empty()) << "20 % below the median";
+    } else {
+      EXPECT_EQ(failed(v), std::set<int>{0}) << "30 % below the median";
+      EXPECT_NE(v[0].reasons.at(0).find("(30 % below; MAD 0.000, limits 3 MADs and 25 %)"), std::string::npos)
+          << v[0].reasons.at(0);
+    }
+  }
+}
+
+TEST(IsolateVerdict, RetriesReMeasureWithoutMovingTheFleetMedian) {
+  // Node 0 measures slow in both first pairings (noise: a busy neighbour),
+  // fast when re-measured: it passes. Re-measurements run 5x faster (fewer
+  // tests at once), which must not raise the bar for the nodes never retried.
+  Isolation iso(labels(8), {});
+  auto v = measure(iso, [](const NodeTest& t) {
+    if (t.retry) return 50.0;
+    return std::count(t.nodes.begin(), t.nodes.end(), 0) ? 5.0 : 10.0;
+  });
+  EXPECT_TRUE(failed(v).empty());
+  int retries = 0;
+  for (const auto& t : iso.tests()) retries += t.retry;
+  EXPECT_GE(retries, 1);
+  EXPECT_DOUBLE_EQ(v[0].busbw_gbs.value_or(0), 50.0);
+}
+
+TEST(IsolateVerdict, AReMeasurementIsJudgedAgainstItsOwnRound) {
+  // Node 0 is slow in the first pairings; by the retry the whole fabric is
+  // slower (another job): its re-measurement matches the round's reference
+  // pair, so it is cleared, not condemned by the earlier, faster median.
+  Isolation iso(labels(4), {});
+  auto v = measure(iso, [](const NodeTest& t) {
+    if (t.retry) return 3.0;
+    return std::count(t.nodes.begin(), t.nodes.end(), 0) ? 5.0 : 10.0;
+  });
+  EXPECT_TRUE(failed(v).empty());
+  bool reference = false;  // the retry round ran a pair of good nodes beside the suspect's
+  for (const auto& t : iso.tests()) reference |= t.retry && std::count(t.nodes.begin(), t.nodes.end(), 0) == 0;
+  EXPECT_TRUE(reference);
+}
+
+TEST(IsolateVerdict, AReferencePairSlowOnceIsNotNamed) {
+  // The retry round's reference pair (h1-h3, never paired before) measures
+  // slow once, by noise: a link is named only when a second test fails too.
+  Isolation iso(labels(4), {});
+  int reference_runs = 0;
+  auto v = measure(iso, [&](const NodeTest& t) {
+    if (t.nodes == std::vector<int>{1, 3}) return ++reference_runs == 1 ? 3.0 : 10.0;
+    return t.retry || std::count(t.nodes.begin(), t.nodes.end(), 0) == 0 ? 10.0 : 5.0;
+  });
+  EXPECT_GE(reference_runs, 1);
+  EXPECT_TRUE(failed(v).empty()) << (failed(v).empty() ? "" : v[1].reasons.at(0));
+}
+
+TEST(IsolateVerdict, ASlowNodeStaysSlowWhenReMeasured) {
+  // The same, but node 0 is slow in every test: retried, and still named.
+  Isolation iso(labels(8), {});
+  auto v = measure(iso, [](const NodeTest& t) {
+    if (std::count(t.nodes.begin(), t.nodes.end(), 0)) return 2.0;
+    return t.retry ? 50.0 : 10.0;
+  });
+  EXPECT_EQ(failed(v), std::set<int>{0});
+  EXPECT_NE(v[0].reasons.at(0).find("below the fleet median 10.000 GB/s"), std::string::npos) << v[0].reasons.at(0);
 }
 
 TEST(IsolateVerdict, LargeJobsBisectInLogRounds) {
