@@ -12,7 +12,7 @@ namespace {
 constexpr int kCols = kTiers * kParams;
 constexpr double kSeparable = 1e-2;  // a column's part outside the others' span, relative
 constexpr double kHuber = 1.345;     // in robust standard deviations (MAD)
-constexpr int kReweightings = 30;
+constexpr int kIterations = 100;  // Gauss-Newton steps, each reweighted
 
 using Matrix = std::vector<std::vector<double>>;
 
@@ -178,33 +178,63 @@ FitResult fit(const std::vector<Row>& rows, const schedule::Options& options) {
     tp.determined[p] = true;
   }
 
-  // IRLS with Huber weights on the relative residuals.
-  std::vector<double> w(m, 1), x(active.size(), 0);
-  for (int it = 0; it < kReweightings; ++it) {
-    Matrix g(active.size(), std::vector<double>(active.size(), 0));
-    std::vector<double> h(active.size(), 0);
-    for (size_t a = 0; a < active.size(); ++a) {
-      for (size_t i = 0; i < m; ++i) h[a] += w[i] * col[active[a]][i];
-      for (size_t b = 0; b < active.size(); ++b) {
-        for (size_t i = 0; i < m; ++i) g[a][b] += w[i] * col[active[a]][i] * col[active[b]][i];
+  // Log residuals, log(predicted / measured): symmetric, so a row measured
+  // 10x too slow weighs as much as one 10x too fast (relative errors would
+  // let underprediction cost at most 100%). Gauss-Newton on them: around
+  // the current ratios q0, log q ~ log q0 + (q - q0) / q0, a linear
+  // least-squares problem (solved non-negative); Huber weights from the
+  // residuals' robust scale, reweighted every iteration.
+  const size_t na = active.size();
+  auto ratios = [&](const std::vector<double>& v) {
+    std::vector<double> q(m, 0);
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t a = 0; a < na; ++a) q[i] += v[a] * col[active[a]][i];
+    }
+    return q;
+  };
+  auto solve_around = [&](const std::vector<double>& q0, const std::vector<double>& w) {
+    Matrix g(na, std::vector<double>(na, 0));
+    std::vector<double> h(na, 0);
+    for (size_t i = 0; i < m; ++i) {
+      const double target = 1 - std::log(q0[i]);
+      for (size_t a = 0; a < na; ++a) {
+        const double ca = col[active[a]][i] / q0[i];
+        h[a] += w[i] * ca * target;
+        for (size_t b = 0; b < na; ++b) g[a][b] += w[i] * ca * col[active[b]][i] / q0[i];
       }
     }
-    x = nnls(g, h);
-    std::vector<double> res(m), absres(m);
-    for (size_t i = 0; i < m; ++i) {
-      double pred = 0;
-      for (size_t a = 0; a < active.size(); ++a) pred += x[a] * col[active[a]][i];
-      res[i] = pred - 1;
-      absres[i] = std::abs(res[i]);
-    }
+    return nnls(g, h);
+  };
+  auto floor_q = [](std::vector<double> q) {
+    for (double& v : q) v = std::max(v, 1e-6);
+    return q;
+  };
+  auto loss = [&](const std::vector<double>& v, const std::vector<double>& w) {
+    const auto q = floor_q(ratios(v));
+    double l = 0;
+    for (size_t i = 0; i < m; ++i) l += w[i] * std::log(q[i]) * std::log(q[i]);
+    return l;
+  };
+  std::vector<double> w(m, 1);
+  std::vector<double> x = solve_around(std::vector<double>(m, 1.0), w);  // relative errors, to start
+  for (int it = 0; it < kIterations; ++it) {
+    const auto q = floor_q(ratios(x));
+    std::vector<double> absres(m);
+    for (size_t i = 0; i < m; ++i) absres[i] = std::abs(std::log(q[i]));
     // Robust scale; a floor so that a near-exact fit does not treat
     // rounding noise as outliers.
-    const double sigma = std::max(1.4826 * median(absres), 1e-3);
-    const double k = kHuber * sigma;
-    std::vector<double> next(m);
-    for (size_t i = 0; i < m; ++i) next[i] = absres[i] <= k ? 1.0 : k / absres[i];
-    if (next == w) break;
-    w = next;
+    const double k = kHuber * std::max(1.4826 * median(absres), 1e-3);
+    for (size_t i = 0; i < m; ++i) w[i] = absres[i] <= k ? 1.0 : k / absres[i];
+    std::vector<double> next = solve_around(q, w);
+    // Damping: halve the step while it does not lower the loss.
+    const double before = loss(x, w);
+    for (int half = 0; half < 20 && loss(next, w) > before; ++half) {
+      for (size_t a = 0; a < na; ++a) next[a] = (next[a] + x[a]) / 2;
+    }
+    double change = 0;
+    for (size_t a = 0; a < na; ++a) change = std::max(change, std::abs(next[a] - x[a]) / std::max(std::abs(x[a]), 1e-300));
+    x = next;
+    if (change < 1e-12) break;
   }
   for (size_t a = 0; a < active.size(); ++a) {
     out.model.tiers[active[a] / kParams].value[active[a] % kParams] = x[a] / scale[active[a]];

@@ -1,7 +1,7 @@
 // The robust fit: the parameters of every tier (model.h) from measured rows,
-// through each row's schedule. Rows are weighted by 1/time, so the fit
-// minimises relative errors (small sizes count as much as large ones);
-// Huber weights, by iteratively reweighted least squares, keep a few
+// through each row's schedule. The fit minimises log(predicted / measured),
+// so small sizes count as much as large ones and over- and underprediction
+// alike (Gauss-Newton); Huber weights, reweighted every step, keep a few
 // outliers from pulling it; every parameter stays >= 0 (Lawson-Hanson).
 // A parameter the rows never exercise is "no data"; one whose terms are
 // proportional (within 1%) to those of parameters already in the fit is
