@@ -6,15 +6,17 @@
 # checks the model on what it was not fitted on. Prints markdown (the
 # tables of docs/model.md); the raw results stay in DIR.
 #
-#   scripts/model-validate.sh [--rate R] [-n ITERS] [-b MIN] [-e MAX] [-o DIR] [--bench PATH] [--model PATH]
+#   scripts/model-validate.sh [--rate R] [-n ITERS] [-b MIN] [-e MAX] [-o DIR] [--bench PATH] [--model PATH] [--no-measure]
 #
+# --no-measure fits and checks the results already in DIR (-o) again, e.g.
+# after a change to the model.
 # Needs root (namespaces). The load average is printed before and after:
 # other work on the same cores shows up in every number.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-rate=400mbit iters=5 min=64K max=64M dir=""
+rate=400mbit iters=5 min=64K max=64M dir="" measure=1
 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
 model=${SMDDP_MODEL:-$ROOT/build/model/smddp-model}
 while [ $# -gt 0 ]; do
@@ -26,17 +28,18 @@ while [ $# -gt 0 ]; do
     -o) dir=${2:?-o needs a value}; shift 2 ;;
     --bench) bench=${2:?--bench needs a value}; shift 2 ;;
     --model) model=${2:?--model needs a value}; shift 2 ;;
+    --no-measure) measure=0; shift ;;
     *) echo "model-validate.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
-[ -x "$bench" ] || { echo "model-validate.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
+[ "$measure" = 0 ] || [ -x "$bench" ] || { echo "model-validate.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
 [ -x "$model" ] || { echo "model-validate.sh: no smddp-model at $model (--model PATH)" >&2; exit 64; }
+[ "$measure" = 1 ] || [ -n "$dir" ] || { echo "model-validate.sh: --no-measure needs -o DIR" >&2; exit 64; }
 [ -n "$dir" ] || dir=$(mktemp -d)
 mkdir -p "$dir"
 
 export SMDDP_NETNS_NAME=smodel SMDDP_NETNS_NET=241
 cluster=$ROOT/scripts/netns-cluster.sh
-trap '"$cluster" down >/dev/null 2>&1 || true' EXIT
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # sweep HOSTS PER_HOST COLLECTIVE ALGORITHM: one smddp-bench -J file.
@@ -50,6 +53,8 @@ sweep() {
 }
 allreduce_algs=(ring halving_doubling tree sharded hierarchical)
 
+if [ "$measure" = 1 ]; then
+trap '"$cluster" down >/dev/null 2>&1 || true' EXIT
 for hosts in 2 3 4; do
   "$cluster" up "$hosts" --rate "$rate" >&2
   for alg in "${allreduce_algs[@]}"; do sweep "$hosts" 1 allreduce "$alg"; done
@@ -60,6 +65,7 @@ for hosts in 2 3 4; do
   fi
   "$cluster" down >&2
 done
+fi
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 files() { # PATTERN...: the result files that exist
