@@ -37,8 +37,8 @@ int run_fit(const FitOptions& o, std::ostream& out) {
     out << fmt::format("{:>12.2f} {:>12.2f} {:>8.1f} {:>6.2f}  {}\n", r.row->time_us, r.predicted_us, r.error_pct,
                        r.weight, row_label(*r.row));
   }
-  out << fmt::format("rows: {} fitted, {} declined by their topology, {} skipped (other backends, unknown "
-                     "algorithms, wrong values), {} outside -b/-e\n",
+  out << fmt::format("rows: {} fitted, {} declined by their topology, {} skipped (in place, other backends, "
+                     "unknown algorithms, wrong values), {} outside -b/-e\n",
                      f.residuals.size(), f.declined, loaded.skipped, loaded.rows.size() - rows.size());
   for (Tier t : {Tier::Shm, Tier::Network}) {
     const TierParams& tp = f.model.tier(t);

@@ -77,7 +77,9 @@ Loaded load_results(const std::vector<std::string>& paths) {
         const auto names = schedule::algorithms(*c);
         known = std::find(names.begin(), names.end(), row.algorithm) != names.end();
       }
-      if (r.value("backend", "") != "smddp" || !c || !dt || !known || wrong || row.time_us <= 0 ||
+      // The schedules are out of place; in place some algorithms skip a copy.
+      const bool in_place = r.value("placement", "") == "in-place";
+      if (r.value("backend", "") != "smddp" || in_place || !c || !dt || !known || wrong || row.time_us <= 0 ||
           !r.contains("bytes") || !r["bytes"].is_number_unsigned()) {
         ++out.skipped;
         continue;

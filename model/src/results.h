@@ -23,7 +23,7 @@ struct Row {
 
 struct Loaded {
   std::vector<Row> rows;
-  int skipped = 0;  // rows of other backends, unknown algorithms, wrong values or no time
+  int skipped = 0;  // in-place rows, rows of other backends, unknown algorithms, wrong values or no time
 };
 
 // Reads every file; UsageError naming the file for one that cannot be read,

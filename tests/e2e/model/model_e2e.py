@@ -4,7 +4,7 @@
 Rows in smddp-bench's -J format are made from a known model's own
 predictions (predict --json), so fit must give that model back, check must
 find no error, and export must write the formats' keys.
-Usage: model_e2e.py --bin SMDDP_MODEL CASE
+Usage: model_e2e.py --bin SMDDP_MODEL [--bench SMDDP_BENCH --mpirun MPIRUN] CASE
 """
 import argparse
 import json
@@ -190,16 +190,42 @@ def case_bad_input(binary, tmp):
         assert len(lines) == 1 and lines[0].startswith("smddp-model: "), (args, p.stderr)
 
 
+def case_real_bench(binary, tmp, bench, mpirun):
+    """A real smddp-bench -J file (2 ranks, one host): fit reads it, names
+    the network undetermined, and check ends with the median line."""
+    out = os.path.join(tmp, "real.json")
+    rows = []
+    for alg in ["ring", "shm_direct"]:
+        path = os.path.join(tmp, f"real_{alg}.json")
+        p = subprocess.run([mpirun, "--oversubscribe", "--bind-to", "none", "-np", "2", bench, "allreduce", "allgather",
+                            "-b", "4K", "-e", "256K", "-f", "4", "-n", "3", "-w", "1", "--per-iteration",
+                            "--algorithm", alg, "-J", path], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+        if p.returncode != 0:
+            sys.exit(f"FAIL: smddp-bench exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+        rows.append(path)
+    p = run(binary, "fit", *rows, "-o", out)
+    assert "network: undetermined" in p.stdout, p.stdout
+    assert "rows: 16 fitted" in p.stdout, p.stdout  # out of place: 2 algorithms x 2 collectives x 4 sizes
+    p = run(binary, "check", out, *rows)
+    assert p.stdout.strip().splitlines()[-1].startswith("median abs error: "), p.stdout
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
+    ap.add_argument("--bench")
+    ap.add_argument("--mpirun")
     ap.add_argument("case")
     a = ap.parse_args()
     fn = globals().get("case_" + a.case)
     if not fn:
         sys.exit(f"unknown case {a.case}")
     with tempfile.TemporaryDirectory() as tmp:
-        fn(a.bin, tmp)
+        if a.case == "real_bench":
+            fn(a.bin, tmp, a.bench, a.mpirun)
+        else:
+            fn(a.bin, tmp)
     print("PASS", a.case)
 
 
