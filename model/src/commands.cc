@@ -56,7 +56,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
   }
   const double mae = median_abs_error(f.residuals);
   f.model.fit_info = {{"rows", f.residuals.size()}, {"files", o.results}, {"median_abs_error_pct", mae},
-                      {"loss", "huber on relative error, 1.345 MAD"}};
+                      {"loss", "huber on log(predicted/measured), 1.345 MAD"}};
   tools::write_atomically(o.output, to_json(f.model).dump(2) + "\n");
   out << fmt::format("median abs error: {:.1f}%\n", mae);
   return 0;
