@@ -55,6 +55,7 @@ std::vector<double> solve(Matrix g, std::vector<double> h) {
 std::vector<double> nnls(const Matrix& g, const std::vector<double>& h) {
   const size_t n = h.size();
   std::vector<double> x(n, 0);
+  if (n == 0) return x;
   std::vector<bool> in_p(n, false);
   const double tol = 1e-12 * std::max(1.0, *std::max_element(h.begin(), h.end(), [](double a, double b) {
     return std::abs(a) < std::abs(b);
@@ -185,6 +186,7 @@ FitResult fit(const std::vector<Row>& rows, const schedule::Options& options) {
   // least-squares problem (solved non-negative); Huber weights from the
   // residuals' robust scale, reweighted every iteration.
   const size_t na = active.size();
+  if (na == 0) throw UsageError("fit: the rows exercise no parameter (no row has a step)");
   auto ratios = [&](const std::vector<double>& v) {
     std::vector<double> q(m, 0);
     for (size_t i = 0; i < m; ++i) {
