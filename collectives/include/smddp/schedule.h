@@ -1,0 +1,69 @@
+// The step schedule of an algorithm, as data: what each step moves, over
+// which tier, with how many flows sharing a link. Drawn from the same rank
+// arithmetic the algorithms run (patterns/), without running them: for cost
+// models (smddp-model) and for reading what an algorithm does at a scale
+// this machine does not have.
+//
+// Ranks are placed host-major, as mpirun's default by-slot mapping does:
+// world rank r runs on host r / ranks_per_host, with the same number of
+// ranks on every host. Buffers are out of place.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "smddp/types.h"
+
+namespace smddp::schedule {
+
+enum class Tier : uint8_t { Shm, Network };
+std::string_view to_string(Tier t);  // "shm", "network"
+
+struct Topology {
+  int hosts = 1;
+  int ranks_per_host = 1;
+  int ranks() const { return hosts * ranks_per_host; }
+};
+
+// One step: every rank starts it once the previous one is done (a step is
+// as slow as its busiest rank). Figures are the busiest rank's.
+struct Step {
+  Tier tier = Tier::Shm;   // Network when any transfer of the step crosses hosts
+  uint64_t bytes = 0;      // bytes a rank sends in the step's tier (shm: copies through shared memory)
+  uint64_t messages = 0;   // messages (shm: synchronised copies) a rank sends in that tier
+  uint64_t reduced = 0;    // incoming bytes a rank combines into its own
+  // Concurrent flows on the busiest link: the bytes that cross one host's
+  // network link (out or in) in this step over `bytes` (network), or the
+  // ranks of a host copying at once (shm). K ranks of a host all crossing
+  // give K; a root receiving from n-1 remote ranks gives n-1 (incast).
+  int flows = 1;
+  std::string phase;       // "reduce_scatter ring", "cross allreduce halving_doubling", ...
+};
+
+struct Schedule {
+  std::string algorithm;   // the one that runs ("auto" resolved)
+  std::string declined;    // why it cannot run this call (then no steps)
+  std::vector<Step> steps;
+};
+
+struct Options {
+  uint64_t shm_slot_bytes = 1 << 20;  // SMDDP_SHM_SLOT_BYTES' default: shm_direct's chunk
+  bool dedicated_cores = true;        // every rank has a core (selector rows that need it)
+  bool cma = true;                    // cross-memory attach allowed (SMDDP_CMA)
+};
+
+// The schedule of `algorithm` ("auto": the default selector's choice) for a
+// call of the row size `bytes` (the larger buffer, as smddp-bench's rows)
+// of elements of `dtype_size` bytes. Nested steps (the node and cross-node
+// phases of hierarchical and sharded) take the default selector's choice,
+// as the engine does. Throws UsageError for an unknown collective/algorithm
+// pair, a topology without ranks or a zero dtype size.
+Schedule make(Collective c, std::string_view algorithm, const Topology& topo, uint64_t bytes,
+              size_t dtype_size, const Options& options = {});
+
+// The host algorithms of a collective that make() knows, in registry order.
+std::vector<std::string> algorithms(Collective c);
+
+}  // namespace smddp::schedule

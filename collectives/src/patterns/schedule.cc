@@ -1,0 +1,566 @@
+// Step schedules (smddp/schedule.h). Each algorithm below mirrors the loop
+// structure of its source under <collective>/ with the same patterns/ rank
+// arithmetic, emitting transfers instead of running them; a Step is then
+// summarised from the transfers (tier, busiest rank, busiest link).
+// Intra-node algorithms over shared memory (shm_direct, cma) have no peer
+// transfers to list: their steps follow their chunk loops directly.
+#include "smddp/schedule.h"
+
+#include <algorithm>
+
+#include "algorithms/registry.h"
+#include "algorithms/selector.h"
+#include "algorithms/shm_direct.h"
+#include "patterns/patterns.h"
+#include "smddp/error.h"
+
+namespace smddp::schedule {
+namespace {
+
+using patterns::mod;
+using patterns::Partition;
+
+constexpr uint64_t kShardedChunkBytes = uint64_t{2} << 20;  // allreduce/sharded.cc
+constexpr uint64_t kCmaChunkBytes = 128 << 10;             // allreduce/cma.cc
+constexpr uint64_t kCmaReplicatedUpTo = 2 << 20;           // allreduce/cma.cc
+
+enum class Kind { World, Node, Cross };
+
+// A transfer inside a group, in group indices.
+struct Xfer {
+  int src, dst;
+  uint64_t bytes;
+  uint64_t messages = 1;
+};
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
+
+class Builder {
+ public:
+  Builder(const Topology& t, size_t es, const Options& o, std::vector<Step>& out)
+      : topo_(t), es_(es), opt_(o), out_(out) {}
+
+  const Topology& topo() const { return topo_; }
+  size_t es() const { return es_; }
+  const Options& options() const { return opt_; }
+
+  // The groups of a kind, all running at once: the world; each host's
+  // ranks; or, per local rank i, the ranks with local rank i on every host.
+  std::vector<std::vector<int>> groups(Kind k) const {
+    const int H = topo_.hosts, K = topo_.ranks_per_host;
+    std::vector<std::vector<int>> gs;
+    if (k == Kind::World) {
+      gs.emplace_back();
+      for (int r = 0; r < H * K; ++r) gs.back().push_back(r);
+    } else if (k == Kind::Node) {
+      for (int h = 0; h < H; ++h) {
+        gs.emplace_back();
+        for (int i = 0; i < K; ++i) gs.back().push_back(h * K + i);
+      }
+    } else {
+      for (int i = 0; i < K; ++i) {
+        gs.emplace_back();
+        for (int h = 0; h < H; ++h) gs.back().push_back(h * K + i);
+      }
+    }
+    return gs;
+  }
+
+  // One step of `xs` run by every group of `k` at once.
+  void transfers(Kind k, std::string phase, const std::vector<Xfer>& xs, uint64_t reduced) {
+    const auto gs = groups(k);
+    const int K = topo_.ranks_per_host;
+    bool network = false;
+    for (const auto& g : gs) {
+      for (const Xfer& x : xs) network |= g[x.src] / K != g[x.dst] / K;
+    }
+    // Per world rank and per host; vectors, not maps: 512 hosts x 8 ranks
+    // make a ring of 8190 steps of 4096 transfers.
+    const size_t ranks = static_cast<size_t>(topo_.ranks()), hosts = static_cast<size_t>(topo_.hosts);
+    std::vector<uint64_t> sent(ranks, 0), msgs(ranks, 0), out(hosts, 0), in(hosts, 0);
+    std::vector<int> copiers(hosts, 0);
+    for (const auto& g : gs) {
+      for (const Xfer& x : xs) {
+        const int s = g[x.src], d = g[x.dst];
+        const bool cross = s / K != d / K;
+        if (network != cross) continue;  // a network step's shm transfers overlap it
+        if (msgs[s] == 0) ++copiers[s / K];
+        sent[s] += x.bytes;
+        msgs[s] += x.messages;
+        out[s / K] += x.bytes;
+        in[d / K] += x.bytes;
+      }
+    }
+    Step st;
+    st.tier = network ? Tier::Network : Tier::Shm;
+    st.phase = std::move(phase);
+    st.reduced = reduced;
+    st.bytes = *std::max_element(sent.begin(), sent.end());
+    st.messages = *std::max_element(msgs.begin(), msgs.end());
+    if (network) {
+      const uint64_t link = std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end()));
+      st.flows = static_cast<int>(std::max<uint64_t>(1, ceil_div(link, st.bytes)));
+    } else {
+      st.flows = std::max(1, *std::max_element(copiers.begin(), copiers.end()));
+    }
+    out_.push_back(std::move(st));
+  }
+
+  // A step of an intra-node shared-memory algorithm (all hosts at once).
+  void shm(std::string phase, uint64_t bytes, uint64_t messages, uint64_t reduced) {
+    Step st;
+    st.tier = Tier::Shm;
+    st.bytes = bytes;
+    st.messages = messages;
+    st.reduced = reduced;
+    st.flows = topo_.ranks_per_host;
+    st.phase = std::move(phase);
+    out_.push_back(std::move(st));
+  }
+
+ private:
+  Topology topo_;
+  size_t es_;
+  Options opt_;
+  std::vector<Step>& out_;
+};
+
+// What a call carries, in elements: `count` (allreduce, broadcast, reduce,
+// sendrecv: the vector; alltoall, gather, scatter: one block) and `blocks`
+// (reduce-scatter, allgather: one block per rank).
+struct Data {
+  uint64_t count = 0;
+  Partition blocks;
+};
+
+int group_size(const Builder& b, Kind k) {
+  const Topology& t = b.topo();
+  return k == Kind::World ? t.ranks() : k == Kind::Node ? t.ranks_per_host : t.hosts;
+}
+
+// The registry's acceptance rules, on the topology alone (registry.cc and
+// the accepts functions of each algorithm).
+const char* declines(const Builder& b, Collective c, std::string_view name, Kind k) {
+  const Topology& t = b.topo();
+  const int n = group_size(b, k);
+  const bool node_group = k == Kind::Node || (k == Kind::World && t.hosts == 1);
+  if (name == "shm_direct" || name == "shm" || name == "cma") {
+    if (t.ranks_per_host < 2) return "the node has a single rank";
+    if (!node_group) return "needs all ranks on one node";
+    if (name == "cma" && !b.options().cma) return "cross-memory attach is off";
+    return nullptr;
+  }
+  if (c == Collective::AllGather && name == "recursive_doubling" && !patterns::is_pow2(n)) {
+    return "needs a power-of-two number of ranks";
+  }
+  if (c == Collective::AllReduce && name == "hierarchical") {
+    if (k != Kind::World) return "runs on the whole communicator only";
+    if (t.hosts < 2) return "needs ranks on more than one node";
+  }
+  if (c == Collective::AllReduce && name == "sharded") {
+    if (k == Kind::Cross) return n > 1 ? nullptr : "needs more than one node";
+    if (k != Kind::World) return "runs on the whole communicator or across nodes only";
+    if (t.hosts < 2) return "needs ranks on more than one node";
+  }
+  return nullptr;
+}
+
+// The default selector's choice for a group of kind `k` (selector.cc's
+// rows, walked as Selector::choose walks them).
+std::string choose(const Builder& b, Collective c, Kind k, uint64_t bytes) {
+  const Topology& t = b.topo();
+  const Scope scope = k == Kind::Node ? Scope::SingleNode
+                      : k == Kind::Cross ? (t.hosts > 1 ? Scope::MultiNode : Scope::SingleNode)
+                                         : (t.hosts > 1 ? Scope::MultiNode : Scope::SingleNode);
+  for (const SelectionRule& r : default_rules()) {
+    if (r.dedicated_cores && !b.options().dedicated_cores) continue;
+    if (r.collective != c || r.scope != scope || r.memory != MemoryKind::Host || bytes > r.max_bytes) continue;
+    for (const std::string& name : r.candidates) {
+      if (!declines(b, c, name, k)) return name;
+    }
+    break;
+  }
+  for (const std::string& name : algorithms(c)) {
+    if (!declines(b, c, name, k)) return name;
+  }
+  return "";
+}
+
+void run(Builder& b, Collective c, const std::string& name, Kind k, const Data& d, const std::string& prefix);
+
+std::string label(const std::string& prefix, Collective c, const std::string& name) {
+  return prefix + std::string(smddp::to_string(c)) + " " + name;
+}
+
+// --- transfer-list algorithms, on a group of n ranks -----------------------
+
+void reduce_scatter_ring(Builder& b, Kind k, const Partition& blocks, const std::string& ph) {
+  const int n = group_size(b, k);
+  const size_t es = b.es();
+  for (int s = 0; s <= n - 2; ++s) {
+    std::vector<Xfer> xs;
+    uint64_t reduced = 0;
+    for (int me = 0; me < n; ++me) {
+      xs.push_back({me, patterns::ring_next(me, n), blocks.length(mod(me - s - 1, n)) * es});
+      reduced = std::max<uint64_t>(reduced, blocks.length(mod(me - s - 2, n)) * es);
+    }
+    b.transfers(k, ph, xs, reduced);
+  }
+}
+
+void allgather_ring(Builder& b, Kind k, const Partition& blocks, const std::string& ph) {
+  const int n = group_size(b, k);
+  for (int s = 0; s <= n - 2; ++s) {
+    std::vector<Xfer> xs;
+    for (int me = 0; me < n; ++me) xs.push_back({me, patterns::ring_next(me, n), blocks.length(mod(me - s, n)) * b.es()});
+    b.transfers(k, ph, xs, 0);
+  }
+}
+
+void allgather_recursive_doubling(Builder& b, Kind k, const Partition& blocks, const std::string& ph) {
+  const int n = group_size(b, k);
+  for (int dist = 1; dist < n; dist <<= 1) {
+    std::vector<Xfer> xs;
+    for (int me = 0; me < n; ++me) {
+      const int mine = me & ~(dist - 1);
+      xs.push_back({me, me ^ dist, (blocks.offset(mine + dist) - blocks.offset(mine)) * b.es()});
+    }
+    b.transfers(k, ph, xs, 0);
+  }
+}
+
+void allgather_direct(Builder& b, Kind k, const Partition& blocks, const std::string& ph) {
+  const int n = group_size(b, k);
+  if (n == 1) return;
+  std::vector<Xfer> xs;
+  for (int me = 0; me < n; ++me) {
+    for (int j = 1; j < n; ++j) xs.push_back({me, mod(me + j, n), blocks.length(me) * b.es()});
+  }
+  b.transfers(k, ph, xs, 0);
+}
+
+// Binomial tree levels: the reduce goes up nearest child first (mask 1,
+// 2, ...), the broadcast down farthest subtree first.
+void tree_level(Builder& b, Kind k, int root, int mask, bool up, uint64_t bytes, const std::string& ph) {
+  const int n = group_size(b, k);
+  std::vector<Xfer> xs;
+  for (int vr = 0; vr < n; ++vr) {
+    if (vr % (2 * mask) != 0 || vr + mask >= n) continue;
+    const int parent = mod(vr + root, n), child = mod(vr + mask + root, n);
+    xs.push_back(up ? Xfer{child, parent, bytes} : Xfer{parent, child, bytes});
+  }
+  if (!xs.empty()) b.transfers(k, ph, xs, up ? bytes : 0);
+}
+
+void reduce_tree(Builder& b, Kind k, uint64_t bytes, int root, const std::string& ph) {
+  for (int mask = 1; mask < group_size(b, k); mask <<= 1) tree_level(b, k, root, mask, true, bytes, ph);
+}
+
+void broadcast_tree(Builder& b, Kind k, uint64_t bytes, int root, const std::string& ph) {
+  const int n = group_size(b, k);
+  int top = 1;
+  while (top < n) top <<= 1;
+  for (int mask = top >> 1; mask >= 1; mask >>= 1) tree_level(b, k, root, mask, false, bytes, ph);
+}
+
+void allreduce_halving_doubling(Builder& b, Kind k, uint64_t count, const std::string& ph) {
+  const int n = group_size(b, k);
+  const size_t es = b.es();
+  const patterns::HalvingDoubling hd(n);
+  std::vector<Xfer> fix;
+  for (int r = 0; r < 2 * hd.extra; r += 2) fix.push_back({r, hd.fixup_partner(r), count * es});
+  if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, count * es);
+  const auto blocks = Partition::balanced(count, hd.pof2);
+  // Per virtual rank, the block range [lo, hi) it still holds.
+  std::vector<int> lo(hd.pof2, 0), hi(hd.pof2, hd.pof2);
+  for (int mask = hd.pof2 / 2; mask >= 1; mask /= 2) {
+    std::vector<Xfer> xs;
+    uint64_t reduced = 0;
+    for (int v = 0; v < hd.pof2; ++v) {
+      const int mid = lo[v] + (hi[v] - lo[v]) / 2;
+      const bool keep_low = (v & mask) == 0;
+      const int give_lo = keep_low ? mid : lo[v], give_hi = keep_low ? hi[v] : mid;
+      xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), (blocks.offset(give_hi) - blocks.offset(give_lo)) * es});
+      const int keep_lo = keep_low ? lo[v] : mid, keep_hi = keep_low ? mid : hi[v];
+      reduced = std::max<uint64_t>(reduced, (blocks.offset(keep_hi) - blocks.offset(keep_lo)) * es);
+      lo[v] = keep_lo;
+      hi[v] = keep_hi;
+    }
+    b.transfers(k, ph + " halving", xs, reduced);
+  }
+  for (int mask = 1; mask < hd.pof2; mask *= 2) {
+    std::vector<Xfer> xs;
+    std::vector<int> nlo(lo), nhi(hi);
+    for (int v = 0; v < hd.pof2; ++v) {
+      xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), (blocks.offset(hi[v]) - blocks.offset(lo[v])) * es});
+      const int their_lo = (v & mask) ? lo[v] - mask : hi[v];
+      nlo[v] = std::min(lo[v], their_lo);
+      nhi[v] = std::max(hi[v], their_lo + mask);
+    }
+    lo = nlo;
+    hi = nhi;
+    b.transfers(k, ph + " doubling", xs, 0);
+  }
+  for (Xfer& x : fix) std::swap(x.src, x.dst);
+  if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, 0);
+}
+
+// sharded.cc's ShardServer on the cross groups (or the world's one rank
+// per node): contributions to every sub-shard's server, then the results
+// back, pipelined in 2 MiB chunks (one message each).
+void shard_server(Builder& b, Kind k, uint64_t len, const std::string& ph) {
+  const int m = group_size(b, k);
+  if (m < 2 || len == 0) return;
+  const size_t es = b.es();
+  const auto sub = Partition::balanced(len, m);
+  const uint64_t chunk = std::max<uint64_t>(1, kShardedChunkBytes / es);
+  const uint64_t chunks = ceil_div(sub.max_length(), chunk);
+  std::vector<Xfer> contrib, results;
+  for (int me = 0; me < m; ++me) {
+    for (int j = 1; j < m; ++j) {
+      const int to = mod(me + j, m);
+      contrib.push_back({me, to, sub.length(to) * es, chunks});
+      results.push_back({me, to, sub.length(me) * es, chunks});
+    }
+  }
+  b.transfers(k, ph + " contributions", contrib, (m - 1) * sub.max_length() * es);
+  b.transfers(k, ph + " results", results, 0);
+}
+
+void pairwise(Builder& b, Kind k, uint64_t block_bytes, const std::string& ph) {
+  const int n = group_size(b, k);
+  for (int s = 1; s < n; ++s) {
+    std::vector<Xfer> xs;
+    for (int me = 0; me < n; ++me) xs.push_back({me, patterns::pairwise_send_peer(me, s, n), block_bytes});
+    b.transfers(k, ph, xs, 0);
+  }
+}
+
+// --- shared-memory algorithms: one node group per host, chunk loops --------
+
+void shm_direct(Builder& b, Collective c, const Data& d, const std::string& ph) {
+  const int n = b.topo().ranks_per_host;
+  const uint64_t es = b.es();
+  const uint64_t chunk = std::max<uint64_t>(1, b.options().shm_slot_bytes / es);
+  switch (c) {
+    case Collective::AllReduce:
+    case Collective::Reduce:
+      for (uint64_t off = 0; off < d.count; off += chunk) {
+        const uint64_t cnt = std::min(chunk, d.count - off);
+        if (n <= shm_direct::kReplicatedReduceRanks || cnt * es <= shm_direct::kReplicatedReduceBytes) {
+          b.shm(ph, cnt * es, 1, (n - 1) * cnt * es);  // stage, everyone reduces it all
+          continue;
+        }
+        const uint64_t slice = Partition::balanced(cnt, n).max_length() * es;
+        b.shm(ph + " stage+reduce", cnt * es, 1, (n - 1) * slice);
+        b.shm(ph + " copy out", cnt * es, 1, 0);
+      }
+      return;
+    case Collective::AllGather:
+      for (uint64_t off = 0; off < d.blocks.max_length(); off += chunk) {
+        const uint64_t cnt = std::min(chunk, d.blocks.max_length() - off);
+        b.shm(ph, n * cnt * es, 1, 0);  // stage ours, copy n-1 out
+      }
+      return;
+    case Collective::ReduceScatter:
+      for (uint64_t off = 0; off < d.blocks.max_length(); off += chunk) {
+        const uint64_t cnt = std::min(chunk, d.blocks.max_length() - off);
+        b.shm(ph, n * cnt * es, 1, (n - 1) * cnt * es);  // stage a chunk of every block
+      }
+      return;
+    case Collective::Broadcast:
+      for (uint64_t off = 0; off < d.count; off += chunk) b.shm(ph, std::min(chunk, d.count - off) * es, 1, 0);
+      return;
+    case Collective::AllToAll:
+      for (uint64_t off = 0; off < d.count; off += chunk) {
+        const uint64_t cnt = std::min(chunk, d.count - off);
+        b.shm(ph, (2 * n - 1) * cnt * es, 1, 0);  // stage n chunks, copy n-1 out
+      }
+      return;
+    case Collective::Barrier:
+      b.shm(ph, 0, 1, 0);
+      return;
+    default:
+      return;
+  }
+}
+
+void cma(Builder& b, Collective c, const Data& d, const std::string& ph) {
+  const int n = b.topo().ranks_per_host;
+  const uint64_t es = b.es();
+  switch (c) {
+    case Collective::AllReduce: {
+      const uint64_t bytes = d.count * es;
+      if (n == 2 && bytes <= kCmaReplicatedUpTo) {
+        b.shm(ph + " replicated", bytes, std::max<uint64_t>(1, ceil_div(bytes, kCmaChunkBytes)), bytes);
+        return;
+      }
+      const uint64_t slice = Partition::balanced(d.count, n).max_length() * es;
+      b.shm(ph + " reduce slice", (n - 1) * slice, (n - 1) * std::max<uint64_t>(1, ceil_div(slice, kCmaChunkBytes)),
+            (n - 1) * slice);
+      b.shm(ph + " read slices", (n - 1) * slice, n - 1, 0);
+      return;
+    }
+    case Collective::AllGather:
+      b.shm(ph, (n - 1) * d.blocks.max_length() * es, n - 1, 0);
+      return;
+    case Collective::Broadcast:
+      b.shm(ph, d.count * es, 1, 0);
+      return;
+    case Collective::AllToAll:
+      b.shm(ph, (n - 1) * d.count * es, n - 1, 0);
+      return;
+    default:
+      return;
+  }
+}
+
+// hierarchical and sharded (allreduce/node_phases.h): reduce-scatter in
+// each node, the cross step on this rank's block, allgather in the node.
+void node_phases(Builder& b, const Data& d, bool sharded, const std::string& ph) {
+  const int K = b.topo().ranks_per_host;
+  const auto blocks = Partition::balanced(d.count, K);
+  Data node;
+  node.blocks = blocks;
+  const uint64_t node_bytes = d.count * b.es();
+  run(b, Collective::ReduceScatter, choose(b, Collective::ReduceScatter, Kind::Node, node_bytes), Kind::Node, node,
+      ph + "node ");
+  Data cross;
+  cross.count = blocks.max_length();
+  if (sharded) {
+    shard_server(b, Kind::Cross, cross.count, ph + "cross sharded");
+  } else {
+    run(b, Collective::AllReduce, choose(b, Collective::AllReduce, Kind::Cross, cross.count * b.es()), Kind::Cross,
+        cross, ph + "cross ");
+  }
+  run(b, Collective::AllGather, choose(b, Collective::AllGather, Kind::Node, node_bytes), Kind::Node, node,
+      ph + "node ");
+}
+
+void run(Builder& b, Collective c, const std::string& name, Kind k, const Data& d, const std::string& prefix) {
+  const int n = group_size(b, k);
+  const std::string ph = label(prefix, c, name);
+  const uint64_t es = b.es();
+  if (name == "shm_direct" || name == "shm") return shm_direct(b, c, d, ph);
+  if (name == "cma") return cma(b, c, d, ph);
+  switch (c) {
+    case Collective::AllReduce:
+      if (name == "ring") {
+        const auto blocks = Partition::balanced(d.count, n);
+        reduce_scatter_ring(b, k, blocks, ph + " reduce_scatter");
+        allgather_ring(b, k, blocks, ph + " allgather");
+      } else if (name == "halving_doubling") {
+        allreduce_halving_doubling(b, k, d.count, ph);
+      } else if (name == "tree") {
+        reduce_tree(b, k, d.count * es, 0, ph + " reduce");
+        broadcast_tree(b, k, d.count * es, 0, ph + " broadcast");
+      } else if (name == "hierarchical") {
+        node_phases(b, d, false, prefix);
+      } else if (name == "sharded") {
+        if (k == Kind::Cross) return shard_server(b, k, d.count, ph);
+        node_phases(b, d, true, prefix);
+      }
+      return;
+    case Collective::ReduceScatter:
+      return reduce_scatter_ring(b, k, d.blocks, ph);
+    case Collective::AllGather:
+      if (name == "ring") return allgather_ring(b, k, d.blocks, ph);
+      if (name == "recursive_doubling") return allgather_recursive_doubling(b, k, d.blocks, ph);
+      return allgather_direct(b, k, d.blocks, ph);
+    case Collective::Broadcast:
+      return broadcast_tree(b, k, d.count * es, 0, ph);
+    case Collective::Reduce:
+      return reduce_tree(b, k, d.count * es, 0, ph);
+    case Collective::AllToAll:
+    case Collective::AllToAllV:  // uniform weights: as alltoall
+      return pairwise(b, k, d.count * es, ph);
+    case Collective::Gather:
+    case Collective::Scatter: {
+      if (n == 1) return;
+      std::vector<Xfer> xs;
+      for (int r = 1; r < n; ++r) {
+        xs.push_back(c == Collective::Gather ? Xfer{r, 0, d.count * es} : Xfer{0, r, d.count * es});
+      }
+      return b.transfers(k, ph, xs, 0);
+    }
+    case Collective::SendRecv: {
+      if (n == 1) return;
+      std::vector<Xfer> xs;
+      for (int me = 0; me < n; ++me) xs.push_back({me, patterns::ring_next(me, n), d.count * es});
+      return b.transfers(k, ph, xs, 0);
+    }
+    case Collective::Barrier:
+      for (int dist = 1; dist < n; dist <<= 1) {
+        std::vector<Xfer> xs;
+        for (int me = 0; me < n; ++me) xs.push_back({me, mod(me + dist, n), 1});
+        b.transfers(k, ph, xs, 0);
+      }
+      return;
+  }
+}
+
+// The row's size in elements, as the top-level call's Data (smddp-bench's
+// row_counts: the larger buffer, split by the ranks where it is split).
+Data top_data(Collective c, uint64_t bytes, size_t es, int n) {
+  const uint64_t elements = bytes / es;
+  Data d;
+  switch (c) {
+    case Collective::AllGather:
+    case Collective::ReduceScatter:
+      d.blocks = Partition::equal(elements / n, n);
+      d.count = elements / n;
+      break;
+    case Collective::AllToAll:
+    case Collective::AllToAllV:
+    case Collective::Gather:
+    case Collective::Scatter:
+      d.count = elements / n;
+      break;
+    default:
+      d.count = elements;
+  }
+  return d;
+}
+
+}  // namespace
+
+std::string_view to_string(Tier t) { return t == Tier::Shm ? "shm" : "network"; }
+
+std::vector<std::string> algorithms(Collective c) {
+  std::vector<std::string> out;
+  for (const AlgorithmInfo& a : list_algorithms()) {
+    if (a.collective == c && a.host_memory) out.emplace_back(a.name);
+  }
+  return out;
+}
+
+Schedule make(Collective c, std::string_view algorithm, const Topology& topo, uint64_t bytes, size_t dtype_size,
+              const Options& options) {
+  if (topo.hosts < 1 || topo.ranks_per_host < 1) throw UsageError("schedule: hosts and ranks per host must be >= 1");
+  if (dtype_size == 0) throw UsageError("schedule: the element size must be > 0");
+  Schedule s;
+  Builder b(topo, dtype_size, options, s.steps);
+  const Data d = top_data(c, bytes, dtype_size, topo.ranks());
+  std::string name(algorithm);
+  if (name == "auto") {
+    name = choose(b, c, Kind::World, bytes);
+  } else {
+    const auto known = algorithms(c);
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      throw UsageError("schedule: no " + std::string(smddp::to_string(c)) + " algorithm named '" + name + "'");
+    }
+  }
+  s.algorithm = name;
+  if (name.empty()) {
+    s.declined = "no algorithm can run it";
+    return s;
+  }
+  if (const char* why = declines(b, c, name, Kind::World)) {
+    s.declined = why;
+    return s;
+  }
+  run(b, c, name, Kind::World, d, "");
+  return s;
+}
+
+}  // namespace smddp::schedule

@@ -1,0 +1,58 @@
+// The cost model: per tier (shared memory inside a node, the network between
+// nodes) a latency per message, an inverse bandwidth, a reduction cost per
+// byte and an overhead per step, applied to an algorithm's step schedule
+// (smddp/schedule.h):
+//
+//   t = sum over steps s of  overhead[T] + messages_s * alpha[T]
+//                            + bytes_s * flows_s(T) * beta[T] + reduced_s * gamma[T]
+//
+// with T the step's tier and flows_s(T) its flows per link on the network
+// (the link is shared) and 1 in shared memory (each core copies its own).
+// Times in microseconds, sizes in bytes.
+#pragma once
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "smddp/schedule.h"
+
+namespace smddp::model {
+
+using schedule::Tier;
+inline constexpr int kTiers = 2;
+inline constexpr int kParams = 4;  // per tier, in this order:
+inline constexpr std::array<const char*, kParams> kParamNames = {"alpha_us", "beta_us_per_byte",
+                                                                  "gamma_us_per_byte", "overhead_us"};
+
+struct TierParams {
+  std::array<double, kParams> value{};          // alpha, beta, gamma, overhead
+  std::array<bool, kParams> determined{};       // the data fixed it
+  std::array<std::string, kParams> note;        // why not: "no data", "not separable from beta_us_per_byte"
+  bool any_data() const;
+};
+
+struct Model {
+  std::array<TierParams, kTiers> tiers;  // [Tier::Shm], [Tier::Network]
+  schedule::Options options;             // the schedule settings the fit used
+  nlohmann::json fit_info = nlohmann::json::object();  // rows, files, errors (informative)
+
+  const TierParams& tier(Tier t) const { return tiers[static_cast<int>(t)]; }
+  TierParams& tier(Tier t) { return tiers[static_cast<int>(t)]; }
+};
+
+// The terms of one step or schedule: t = sum over tier and param of x * value.
+using Terms = std::array<double, kTiers * kParams>;
+Terms terms(const schedule::Step& s);
+Terms terms(const schedule::Schedule& s);
+double predict_us(const Model& m, const schedule::Schedule& s);
+// Tiers a schedule uses that the model has no data for ("network").
+std::vector<std::string> undetermined_tiers(const Model& m, const schedule::Schedule& s);
+
+// smddp-model's JSON file (docs/model.md). from_json throws UsageError.
+nlohmann::json to_json(const Model& m);
+Model from_json(const nlohmann::json& j, const std::string& origin);
+Model load(const std::string& path);
+
+}  // namespace smddp::model
