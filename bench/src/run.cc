@@ -269,9 +269,16 @@ void request_stop(int sig) { g_stop_signal = sig; }
 
 // The row as the baseline gates and the model read it (baseline.h).
 ResultRow result_row(const RowResult& r, const RunContext& ctx, MemoryKind mem) {
-  ResultRow row{std::string(to_string(r.collective)), std::string(to_string(r.dtype)), r.backend,
-                std::string(to_string(mem)), r.bytes, ctx.nranks, ctx.nnodes, r.busbw_gbps,
-                r.in_place ? "in-place" : "out-of-place"};
+  ResultRow row;
+  row.collective = to_string(r.collective);
+  row.dtype = to_string(r.dtype);
+  row.backend = r.backend;
+  row.memory = to_string(mem);
+  row.bytes = r.bytes;
+  row.ranks = ctx.nranks;
+  row.hosts = ctx.nnodes;
+  row.busbw_gbps = r.busbw_gbps;
+  row.placement = r.in_place ? "in-place" : "out-of-place";
   row.algorithm = r.algorithm;
   std::map<int, int> per_node;
   for (int n : ctx.nodes) ++per_node[n];

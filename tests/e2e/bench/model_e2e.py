@@ -110,12 +110,15 @@ def test_predict():
         print(f"{checked} rows predicted exactly as smddp-model predict")
 
 
+GATE = ["-b", "64K", "-e", "1M", "-f", "2", "-n", "10", "-w", "2", "-c", "0", "-q"]
+
+
 def fitted(d):
-    """A model fitted on two runs of this sweep (-I 1: per-iteration medians)."""
+    """A model fitted on two runs of the gate's sweep (-I 1: per-iteration medians)."""
     runs = []
     for i in range(2):
         out = os.path.join(d, f"fit{i}.json")
-        r = bench(*SWEEP, "-b", "1K", "-I", "1", "-J", out)
+        r = bench(*GATE, "-I", "1", "-J", out)
         if r.returncode != 0:
             fail(f"fit run {i}: exit {r.returncode}\n{r.stderr}")
         runs.append(out)
@@ -130,36 +133,48 @@ def test_gate():
     """--baseline MODEL.json: its own fit passes; a model 100x too fast fails every row, named, exit 2."""
     with tempfile.TemporaryDirectory() as d:
         m = fitted(d)
-        r = bench(*SWEEP, "--baseline", m, "--baseline-tolerance", "90")
+        # Generous: on shared cores one preempted iteration can make a row's mean 50x its median.
+        r = bench(*GATE, "--baseline", m, "--baseline-tolerance", "99.9")
         if r.returncode != 0 or not re.search(r"--baseline \S+: (\d+) of \1 rows judged, 0 below", r.stderr):
-            fail(f"its own model (tolerance 90 %): exit {r.returncode}\n{r.stderr[-3000:]}")
+            fail(f"its own model (tolerance 99.9 %): exit {r.returncode}\n{r.stderr[-3000:]}")
         # As the YAML gate's test: the expectation raised 100x, so every row is below it.
         fast = os.path.join(d, "fast.json")
         scaled(m, fast, 0.01)
-        r = bench(*SWEEP, "--baseline", fast)
+        r = bench(*GATE, "--baseline", fast)
         below = re.findall(r"smddp-bench: below the baseline: (allreduce float (\d+) B.*less 25 %, .*predicted.*)", r.stderr)
-        if r.returncode != 2 or len(below) != 8 or sorted({int(b[1]) for b in below}) != [16384, 65536, 262144, 1048576]:
-            fail(f"want exit 2 naming 8 rows; exit {r.returncode}\n{r.stderr[-3000:]}")
+        if r.returncode != 2 or len(below) != 10 or sorted({int(b[1]) for b in below}) != [65536 << i for i in range(5)]:
+            fail(f"want exit 2 naming 10 rows; exit {r.returncode}\n{r.stderr[-3000:]}")
         print(f"own model passes; 100x model fails {len(below)} rows with exit 2")
 
 
 def test_flag():
-    """--model off by 10x flags every row (either direction); the exit code stays 0."""
+    """--model off by far more than 10x both ways flags every row; the exit code stays 0.
+
+    Synthetic models, not a scaled fit: on shared cores a row's time can vary
+    several-fold between runs, so the models are off by orders of magnitude
+    (a 0.1 s overhead per step; 1 ns per step and nothing else)."""
     with tempfile.TemporaryDirectory() as d:
-        m = fitted(d)
-        for factor in (10, 0.1):
-            off = os.path.join(d, f"off{factor}.json")
-            scaled(m, off, factor)
+        for name, params, slower in (("slow", [0, 0, 0, 1e5], False), ("fast", [0, 0, 0, 1e-3], True)):
+            off = os.path.join(d, f"{name}.json")
+            write(off, model_doc(params))
             out = os.path.join(d, "out.json")
             r = bench(*SWEEP, "--model", off, "-J", out)
             flagged = re.findall(r"^# model: flagged: (allreduce float \d+ B.*)$", r.stdout, re.M)
             rows = rows_of(out) if os.path.exists(out) else []
             if (r.returncode != 0 or len(flagged) != 8 or "# model: 8 of 8 rows deviate more than 25%" not in r.stdout
-                    or not all(x["model"]["flagged"] and (x["model"]["deviation_pct"] < 0) == (factor > 1) for x in rows)
+                    or len(rows) != 8
+                    or not all(x["model"]["flagged"] and (x["model"]["deviation_pct"] > 0) == slower for x in rows)
                     or any(l[16] != "!" for l in table_rows(r.stdout))):
-                fail(f"x{factor}: exit {r.returncode}, flagged {len(flagged)}\n{r.stdout}\n{r.stderr[-2000:]}")
-        json.load(open(out))["model"]  # the document's summary
-        print("10x off both ways: 8 of 8 rows flagged, exit 0")
+                fail(f"{name}: exit {r.returncode}, flagged {len(flagged)}\n{r.stdout}\n{r.stderr[-2000:]}")
+            summary = json.load(open(out))["model"]
+            if summary["predicted_rows"] != 8 or len(summary["flagged"]) != 8 or summary["tolerance_pct"] != 25:
+                fail(f"{name}: the document's model summary {summary}")
+        # A model too slow deviates by less than -100 %: with a 100 % tolerance nothing is flagged.
+        r = bench(*SWEEP, "--model", os.path.join(d, "slow.json"), "--model-tolerance", "100")
+        if (r.returncode != 0 or "# model: 0 of 8 rows deviate more than 100%" not in r.stdout
+                or any(l[16] != "-" for l in table_rows(r.stdout))):
+            fail(f"tolerance 100 %:\n{r.stdout}")
+        print("models off both ways: 8 of 8 rows flagged, exit 0")
 
 
 def test_bad_input():
