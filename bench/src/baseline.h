@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,8 @@ struct ResultRow {
   int ranks = 0, hosts = 0;
   double busbw_gbps = 0;
   std::string placement;  // in-place / out-of-place
+  std::string algorithm;  // the one that ran (smddp-bench rows); empty: unknown, the default selector's ("auto")
+  bool uneven_hosts = false;  // hosts ran different rank counts (smddp-bench's `ranks`)
   std::string label() const;  // "allreduce float32 1 MiB (smddp, out-of-place)"
 };
 // Every row of one results document; UsageError when it is neither format.
@@ -78,6 +81,11 @@ struct GateResult {
   std::vector<GateFailure> failures;
 };
 GateResult gate_rows(const Baseline& b, const std::vector<ResultRow>& rows);
+// One row against an expected busbw less `tolerance` (a fraction); `where`
+// names the expectation ("FILE:LINE", or a model and its prediction). The
+// failure when the row is below, with gate_rows' wording; nullopt otherwise.
+std::optional<GateFailure> judge_row(const ResultRow& row, double expected_gbps, double tolerance,
+                                     const std::string& where);
 
 // Median and spread of busbw per (collective, dtype, backend, memory, bytes,
 // ranks, hosts) over all rows given (several runs, several nodes' files).

@@ -193,7 +193,13 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("--min-busbw", o.min_busbw,
                  "Fail (exit 2) when the average bus bandwidth is below this, GB/s (default: 0.9 x NCCL_TESTS_MIN_BW)")
       ->each([&parts](const std::string&) { parts.min_busbw_given = true; });
-  app.add_option("--baseline", o.baseline_path, "Fail (exit 2) the rows below this expected-busbw file (profile or learned baseline)");
+  app.add_option("--baseline", o.baseline_path,
+                 "Fail (exit 2) the rows below this expected-busbw file (profile, learned baseline or smddp-model JSON)");
+  app.add_option("--baseline-tolerance", parts.baseline_tolerance,
+                 "Percent below the expected busbw that still passes (default: a YAML file's tolerance; 25 for a model)");
+  app.add_option("--model", parts.model_path, "Print each row's time predicted by this smddp-model JSON beside the measured one");
+  app.add_option("--model-tolerance", parts.model_tolerance,
+                 "Flag rows whose time is off the --model prediction by more than this percent, either way (default 25)");
   app.add_flag("--roofline", o.roofline, "Measure host memory bandwidth; show busbw as a fraction of it");
   app.add_option("--seed", parts.seed, "Seed of the generated data (default 24301)");
   app.add_option("--alltoallv-matrix", o.alltoallv_matrix,
@@ -283,7 +289,25 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   require_range(o.metrics.prom_port, 0, 65535, "--prom-port", "0: no endpoint");
   check_finite(o.metrics.linger_seconds, 0, kMaxTimeoutSeconds, "--linger", "seconds");
   require_range(parts.average, 0, 3, "-a/--average");
-  if (!o.baseline_path.empty()) o.baseline = load_baseline(o.baseline_path);
+  // --baseline takes a YAML baseline or a cost model (docs/model-baselines.md).
+  if (parts.baseline_tolerance != -1) {
+    if (o.baseline_path.empty()) throw UsageError("--baseline-tolerance needs --baseline FILE");
+    check_finite(parts.baseline_tolerance, 0, 99.999, "--baseline-tolerance", "percent");
+  }
+  const double baseline_tolerance = parts.baseline_tolerance != -1 ? parts.baseline_tolerance / 100 : -1;
+  if (!o.baseline_path.empty() && is_model_file(o.baseline_path)) {
+    o.baseline_model = load_model_baseline(o.baseline_path, "--baseline", baseline_tolerance >= 0 ? baseline_tolerance : 0.25);
+  } else if (!o.baseline_path.empty()) {
+    o.baseline = load_baseline(o.baseline_path);
+    if (baseline_tolerance >= 0) o.baseline.tolerance = baseline_tolerance;  // entries with their own keep theirs
+  }
+  if (parts.model_tolerance != -1) {
+    if (parts.model_path.empty()) throw UsageError("--model-tolerance needs --model MODEL.json");
+    check_finite(parts.model_tolerance, 0, 1e6, "--model-tolerance", "percent");
+  }
+  if (!parts.model_path.empty()) {
+    o.model = load_model_baseline(parts.model_path, "--model", parts.model_tolerance != -1 ? parts.model_tolerance / 100 : 0.25);
+  }
   o.average = static_cast<Average>(parts.average);
 
   // -r: a rank, or -1 for every rank in turn (checked against the job's size later).

@@ -20,6 +20,8 @@ struct CliParts {
   int per_iter_timing = -1;  // -I; -1: not given
   int report_cputime = 0, report_timestamps = 0;
   int cta_policy = -1, device_impl = 0, device_cta_count = 16;
+  std::string model_path;                                  // --model
+  double baseline_tolerance = -1, model_tolerance = -1;    // percent; -1: not given (25)
 };
 
 void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts);

@@ -53,6 +53,14 @@ nlohmann::json row_to_json(const RowResult& r) {
                           {"cv", s.cv}};
   }
   if (r.fabric_counters.read) j["fabric_counters"] = fabric_counters_to_json(r.fabric_counters);
+  if (r.model) {  // --model (docs/model-baselines.md)
+    const RowModel& m = *r.model;
+    j["model"] = m.error.empty() ? nlohmann::json{{"predicted_us", m.predicted_us},
+                                                  {"predicted_busbw_gbps", m.predicted_busbw_gbps},
+                                                  {"deviation_pct", m.deviation_pct},
+                                                  {"flagged", m.flagged}}
+                                 : nlohmann::json{{"error", m.error}};
+  }
   if (r.straggler) {
     j["straggler"] = {{"rank", r.straggler->rank}, {"host", r.straggler->host},
                       {"slower_pct", r.straggler->slower_pct}};
@@ -348,6 +356,11 @@ class Document {
                         {"avg_busbw_gbps", s->avg_busbw_gbps}, {"below_threshold", s->below_threshold},
                         {"exit_code", s->exit_code}};
       if (!s->error.empty()) tail["error"] = s->error;
+      if (const auto& m = ctx_->options->model) {
+        tail["model"] = {{"file", m->origin}, {"tolerance_pct", m->tolerance * 100},
+                         {"predicted_rows", s->model_predicted}, {"unpredicted_rows", s->model_unpredicted},
+                         {"flagged", s->model_flagged}};
+      }
       if (s->hang) tail["hang"] = hang_to_json(*s->hang);  // docs/diag.md, Hang location
     }
     tail["complete"] = s ? s->complete : false;

@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baseline.h"
+#include "model_baseline.h"
 #include "smddp/telemetry/metrics.h"
 #include "smddp/types.h"
 
@@ -54,6 +56,12 @@ struct BenchOptions {
   bool min_busbw_set = false;
   std::string baseline_path;  // --baseline FILE
   Baseline baseline;          // its entries, loaded while the options are checked
+  // --baseline MODEL.json: a cost model as the baseline (its rows' predicted
+  // busbw less --baseline-tolerance, default 25 %); then `baseline` is empty.
+  std::optional<ModelBaseline> baseline_model;
+  // --model MODEL.json: the predicted time beside each row; rows off by more
+  // than --model-tolerance (either way, default 25 %) are flagged.
+  std::optional<ModelBaseline> model;
   bool roofline = false;
   uint64_t seed = 0x5eedULL;
   std::string alltoallv_matrix;            // --alltoallv-matrix FILE

@@ -29,6 +29,14 @@ struct Straggler {
   double slower_pct = 0;  // against the median rank
 };
 
+// --model: this row's prediction (model_baseline.h), or why there is none.
+struct RowModel {
+  double predicted_us = 0, predicted_busbw_gbps = 0;
+  double deviation_pct = 0;  // (measured - predicted) / predicted
+  bool flagged = false;      // |deviation| above --model-tolerance
+  std::string error;         // no prediction: why (then the figures are 0)
+};
+
 struct RowResult {
   size_t row = 0;  // index of the (size, dtype, op, collective) row, shared by backends
   Collective collective{};
@@ -52,6 +60,7 @@ struct RowResult {
   int skipped_iterations = 0;  // -K: leading iterations left out of `stats`
   std::optional<Straggler> straggler;
   RowFabricCounters fabric_counters;  // rank 0: the row's counter deltas, every host
+  std::optional<RowModel> model;      // --model
 };
 
 struct RunContext {
@@ -73,6 +82,9 @@ struct Summary {
   double threshold_gbps = 0;
   bool below_threshold = false;
   std::vector<std::string> below_baseline;  // --baseline: the rows that fell below it
+  // --model: rows with a prediction, and the flagged ones ("label: ... us, predicted ... us (+N %)").
+  size_t model_predicted = 0, model_unpredicted = 0;
+  std::vector<std::string> model_flagged;
   int exit_code = 0;
   std::string error;  // set when the run ended early
   std::string timed_out_collective;

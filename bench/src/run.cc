@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -265,6 +267,51 @@ void fit_to_memory(BenchOptions& o, Communicator& comm) {
 volatile std::sig_atomic_t g_stop_signal = 0;
 void request_stop(int sig) { g_stop_signal = sig; }
 
+// The row as the baseline gates and the model read it (baseline.h).
+ResultRow result_row(const RowResult& r, const RunContext& ctx, MemoryKind mem) {
+  ResultRow row;
+  row.collective = to_string(r.collective);
+  row.dtype = to_string(r.dtype);
+  row.backend = r.backend;
+  row.memory = to_string(mem);
+  row.bytes = r.bytes;
+  row.ranks = ctx.nranks;
+  row.hosts = ctx.nnodes;
+  row.busbw_gbps = r.busbw_gbps;
+  row.placement = r.in_place ? "in-place" : "out-of-place";
+  row.algorithm = r.algorithm;
+  std::map<int, int> per_node;
+  for (int n : ctx.nodes) ++per_node[n];
+  for (const auto& [node, n] : per_node) row.uneven_hosts |= n != per_node.begin()->second;
+  return row;
+}
+
+// --model: the row's prediction, its deviation and flag; counted in the summary.
+void attach_model(RowResult& r, const ModelBaseline& m, const RunContext& ctx, MemoryKind mem, Summary& summary) {
+  const ResultRow row = result_row(r, ctx, mem);
+  const RowPrediction p = predict_row(m.model, row);
+  RowModel rm;
+  if (!p.ok) {
+    rm.error = p.error;
+    ++summary.model_unpredicted;
+  } else {
+    rm.predicted_us = p.time_us;
+    rm.predicted_busbw_gbps = p.busbw_gbps;
+    // The per-iteration median where there is one (-I 1), as smddp-model fits.
+    const double measured = r.stats ? r.stats->p50_us : r.time_us;
+    rm.deviation_pct = deviation_pct(measured, p.time_us);
+    rm.flagged = std::fabs(rm.deviation_pct) > m.tolerance * 100;
+    ++summary.model_predicted;
+    if (rm.flagged) {
+      char text[512];
+      std::snprintf(text, sizeof text, "%s: %.2f us, predicted %.2f us (%+.0f %%)", row.label().c_str(), measured,
+                    p.time_us, rm.deviation_pct);
+      summary.model_flagged.emplace_back(text);
+    }
+  }
+  r.model = rm;
+}
+
 int finish_exit_code(const Summary& s) {
   if (s.wrong) return kExitWrong;
   if (s.below_threshold || !s.below_baseline.empty()) return kExitBelowThreshold;
@@ -476,12 +523,14 @@ int run_benchmark(const BenchOptions& options) {
     };
     std::vector<ResultRow> baseline_rows;
     for (int cycle = 0; !stopped && (o.run_cycles == 0 || cycle < o.run_cycles); ++cycle) {
-      sweep.run(plan, [&](const std::vector<RowResult>& results) {
+      sweep.run(plan, [&](const std::vector<RowResult>& measured) {
+        std::vector<RowResult> with_model;
+        if (o.model) with_model = measured;
+        const std::vector<RowResult>& results = o.model ? with_model : measured;
+        for (auto& r : with_model) attach_model(r, *o.model, ctx, o.mem, summary);
         for (const auto& r : results) {
           summary.wrong += r.wrong;
-          baseline_rows.push_back({std::string(to_string(r.collective)), std::string(to_string(r.dtype)), r.backend,
-                                   std::string(to_string(o.mem)), r.bytes, ctx.nranks, ctx.nnodes, r.busbw_gbps,
-                                   r.in_place ? "in-place" : "out-of-place"});
+          baseline_rows.push_back(result_row(r, ctx, o.mem));
           busbw.add(r);
         }
         progress.clear();
@@ -500,10 +549,14 @@ int run_benchmark(const BenchOptions& options) {
       if (avg && below_min_busbw(*avg, o)) summary.below_threshold = true;
     }
     if (!o.baseline_path.empty()) {
-      const GateResult gate = gate_rows(o.baseline, baseline_rows);
+      // A model judges the rows it predicts; the others are named once, not failed.
+      ModelGateResult model_gate;
+      if (o.baseline_model) model_gate = gate_rows(*o.baseline_model, baseline_rows);
+      const GateResult gate = o.baseline_model ? static_cast<GateResult>(model_gate) : gate_rows(o.baseline, baseline_rows);
       for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
       if (rank == 0) {
         for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());
+        for (const auto& u : model_gate.unpredicted) std::fprintf(stderr, "smddp-bench: not judged (no prediction): %s\n", u.c_str());
         std::fprintf(stderr, "smddp-bench: --baseline %s: %zu of %zu rows judged, %zu below\n", o.baseline_path.c_str(),
                      static_cast<size_t>(gate.judged), baseline_rows.size(), gate.failures.size());
         std::fflush(stderr);

@@ -5,7 +5,8 @@
 // time algbw busbw #wrong for out-of-place and in-place), with -I the four
 // per-iteration fields after each placement's. Our columns (backend,
 // algorithm, ratio, roofline fraction) follow only when backends are
-// compared or --roofline asks for them.
+// compared or --roofline asks for them; --model's (the predicted time, each
+// placement's deviation from it, a flag) after those, only with --model.
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -74,6 +75,13 @@ class TableReporter final : public Reporter {
     if (s.below_threshold) {
       std::printf("# Below threshold: a collective's average bus bandwidth is under --min-busbw %g GB/s\n",
                   s.threshold_gbps);
+    }
+    if (const auto& m = ctx_->options->model) {
+      std::printf("# model: %zu of %zu rows deviate more than %g%% (%s", s.model_flagged.size(), s.model_predicted,
+                  m->tolerance * 100, m->origin.c_str());
+      if (s.model_unpredicted) std::printf("; %zu rows without a prediction, see the -J rows' model.error", s.model_unpredicted);
+      std::printf(")\n");
+      for (const auto& f : s.model_flagged) std::printf("# model: flagged: %s\n", f.c_str());
     }
     std::fflush(stdout);
   }
@@ -162,6 +170,12 @@ class TableReporter final : public Reporter {
       std::snprintf(buf, sizeof buf, "  %8s  %18s  %6s%s", "", "", "", ctx_->memory_bandwidth_gbps > 0 ? "  (frac)" : "");
       units += buf;
     }
+    if (o.model) {
+      std::snprintf(buf, sizeof buf, "  %9s  %7s  %7s  %4s", "model", "dev%", "dev%", "flag");
+      titles += buf;
+      std::snprintf(buf, sizeof buf, "  %9s  %7s  %7s  %4s", "(us)", "(oop)", "(ip)", "");
+      units += buf;
+    }
     const int block = iter ? 70 : 34;  // one placement's columns
     std::printf("# %10s  %12s  %8s  %6s  %6s  %-*s%-*s\n", "", "", "", "", "", block,
                 iter ? "         out-of-place (+ per-iteration)" : "         out-of-place", block,
@@ -237,7 +251,28 @@ class TableReporter final : public Reporter {
       std::printf("  %8s  %18s  %6.2f", r.backend.c_str(), main.algorithm.c_str(), main.ratio);
       if (ctx_->memory_bandwidth_gbps > 0) std::printf("  %6.2f", main.roof_fraction);
     }
+    if (o.model) print_model(oop, ip);
     std::printf("\n");
+  }
+
+  // model(us) of the out-of-place row (else in-place), each placement's
+  // deviation, "!" when either is flagged; N/A without a prediction.
+  static void print_model(const RowResult* oop, const RowResult* ip) {
+    const RowResult* main = oop && oop->model && oop->model->error.empty() ? oop : ip;
+    const bool predicted = main && main->model && main->model->error.empty();
+    std::printf("  %9s", predicted ? fit(main->model->predicted_us, 9).c_str() : "N/A");
+    bool flagged = false;
+    for (const RowResult* p : {oop, ip}) {
+      if (!p || !p->model || !p->model->error.empty()) {
+        std::printf("  %7s", "N/A");
+        continue;
+      }
+      char dev[32];
+      std::snprintf(dev, sizeof dev, "%+.1f", p->model->deviation_pct);
+      std::printf("  %7s", dev);
+      flagged |= p->model->flagged;
+    }
+    std::printf("  %4s", predicted ? (flagged ? "!" : "-") : "N/A");
   }
 
   bool quiet_;
