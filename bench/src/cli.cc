@@ -289,7 +289,7 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   require_range(o.metrics.prom_port, 0, 65535, "--prom-port", "0: no endpoint");
   check_finite(o.metrics.linger_seconds, 0, kMaxTimeoutSeconds, "--linger", "seconds");
   require_range(parts.average, 0, 3, "-a/--average");
-  // --baseline takes a YAML baseline or a cost model (docs/model-baselines.md).
+  // --baseline takes a YAML baseline or a cost model (docs/model.md, "Using the model as a baseline").
   if (parts.baseline_tolerance != -1) {
     if (o.baseline_path.empty()) throw UsageError("--baseline-tolerance needs --baseline FILE");
     check_finite(parts.baseline_tolerance, 0, 99.999, "--baseline-tolerance", "percent");

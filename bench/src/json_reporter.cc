@@ -53,7 +53,7 @@ nlohmann::json row_to_json(const RowResult& r) {
                           {"cv", s.cv}};
   }
   if (r.fabric_counters.read) j["fabric_counters"] = fabric_counters_to_json(r.fabric_counters);
-  if (r.model) {  // --model (docs/model-baselines.md)
+  if (r.model) {  // --model (docs/model.md, "Using the model as a baseline")
     const RowModel& m = *r.model;
     j["model"] = m.error.empty() ? nlohmann::json{{"predicted_us", m.predicted_us},
                                                   {"predicted_busbw_gbps", m.predicted_busbw_gbps},

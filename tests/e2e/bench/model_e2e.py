@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""smddp-bench with a cost model (docs/model-baselines.md): --model prints the
+"""smddp-bench with a cost model (docs/model.md, "Using the model as a baseline"): --model prints the
 predicted time beside the measured one and flags rows off by more than the
 tolerance; --baseline MODEL.json gates rows below the predicted busbw.
 
