@@ -12,7 +12,7 @@
 # --build-dir  default $SMDDP_BUILD_DIR (build/ in the repository)
 # --cuda       SMDDP_WITH_CUDA (default AUTO: CUDA and NCCL when found)
 # --no-tests   skip the tests' targets (images need no gtest)
-# --install    put smddp-bench, smddp-diag, smddp-report, the diag profiles, scripts/
+# --install    put smddp-bench, smddp-diag, smddp-model, smddp-report, the diag profiles, scripts/
 #              (sagemaker-entry.sh, slurm/) and smddp-bench-torch under PREFIX
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -45,6 +45,7 @@ if [ -n "$prefix" ]; then
   cmake --install "$dir" --prefix "$prefix" >/dev/null
   install -D -m 0755 "$dir/bench/smddp-bench" "$prefix/bin/smddp-bench"
   install -D -m 0755 "$dir/diag/smddp-diag" "$prefix/bin/smddp-diag"
+  install -D -m 0755 "$dir/model/smddp-model" "$prefix/bin/smddp-model"
   share=$prefix/share/smddp/scripts
   install -D -m 0755 "$SMDDP_ROOT/scripts/sagemaker-entry.sh" "$share/sagemaker-entry.sh"
   install -D -m 0755 "$SMDDP_ROOT/scripts/sagemaker/read_config.py" "$share/sagemaker/read_config.py"
