@@ -12,6 +12,7 @@ namespace smddp {
 SMDDP_ALGORITHM(allreduce_shm_direct);
 SMDDP_ALGORITHM(allreduce_ring);
 SMDDP_ALGORITHM(allreduce_halving_doubling);
+SMDDP_ALGORITHM(allreduce_recursive_doubling);
 SMDDP_ALGORITHM(allreduce_tree);
 SMDDP_ALGORITHM(allreduce_hierarchical);
 SMDDP_ACCEPTS(allreduce_hierarchical_accepts);

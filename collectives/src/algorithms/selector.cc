@@ -16,6 +16,7 @@ namespace {
 
 constexpr size_t kAny = std::numeric_limits<size_t>::max();
 constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound above
+constexpr size_t kSingleExchangeUpTo = 16 * 1024;  // whole-vector exchanges across nodes up to here
 constexpr size_t kShardedUpTo = 1024 * 1024;  // sharded allreduce across nodes up to here
 // Around here single-copy (cma) algorithms inside a node start to win:
 // below, their extra synchronisation costs more than the copy they save.
@@ -52,6 +53,10 @@ constexpr DefaultRule kDefaults[] = {
     // (2 steps instead of the ring's 2(M-1)), large ones the ring: with four
     // hosts on shaped links the sharded all-to-all congests each host's
     // inbound link (busbw 0.09 vs 0.11 GB/s at 64 MiB).
+    // Tiny vectors in the cross group: recursive doubling, one exchange per
+    // partner (halving-doubling pays two round trips per partner; 2 hosts,
+    // 8 B: see docs/performance.md, issue 17).
+    {Collective::AllReduce, Scope::MultiNode, kSingleExchangeUpTo, "hierarchical,recursive_doubling,halving_doubling,tree,ring"},
     {Collective::AllReduce, Scope::MultiNode, kSmall, "hierarchical,halving_doubling,tree,ring"},
     {Collective::AllReduce, Scope::MultiNode, kShardedUpTo, "sharded,hierarchical,ring"},
     {Collective::AllReduce, Scope::MultiNode, kAny, "hierarchical,ring,sharded,halving_doubling"},

@@ -32,6 +32,32 @@ bool read_once(pid_t pid, void* local, const void* remote, size_t bytes) {
   return process_vm_readv(pid, &l, 1, &r, 1, 0) == static_cast<ssize_t>(bytes);
 }
 
+bool write_once(pid_t pid, void* remote, const void* local, size_t bytes) {
+  iovec l{const_cast<void*>(local), bytes};
+  iovec r{remote, bytes};
+  return process_vm_writev(pid, &l, 1, &r, 1, 0) == static_cast<ssize_t>(bytes);
+}
+
+// One loop for both directions: the kernel may copy less than asked.
+template <bool kWrite>
+void cma_copy(pid_t pid, char* local, char* remote, size_t bytes, int peer_rank, const Topology& topo) {
+  while (bytes > 0) {
+    const size_t want = std::min(bytes, kMaxPiece);
+    iovec l{local, want};
+    iovec r{remote, want};
+    const ssize_t got = kWrite ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (got <= 0) {
+      const int err = errno;
+      throw TransportError(std::string(kWrite ? "cross-memory write to" : "cross-memory read from") + " rank " +
+                           std::to_string(peer_rank) + " on " + topo.hosts[peer_rank] + " failed: " +
+                           (got == 0 ? std::string("no bytes") : std::string(std::strerror(err))));
+    }
+    local += got;
+    remote += got;
+    bytes -= static_cast<size_t>(got);
+  }
+}
+
 }  // namespace
 
 bool probe_cma(Bootstrap& bootstrap, const Topology& topo) {
@@ -41,7 +67,8 @@ bool probe_cma(Bootstrap& bootstrap, const Topology& topo) {
 #endif
   // Every rank takes part in both exchanges, whatever it wants; `word`
   // lives until the second one, after every peer has read it.
-  const uint64_t word = 0x636d6100000000ULL ^ static_cast<uint64_t>(getpid());
+  // Peers write the value back into it, so it must not be const.
+  volatile uint64_t word = 0x636d6100000000ULL ^ static_cast<uint64_t>(getpid());
   ProbeWord mine{reinterpret_cast<uintptr_t>(&word), word};
   std::vector<ProbeWord> all(topo.size);
   bootstrap.allgather(&mine, all.data(), sizeof mine);
@@ -49,9 +76,10 @@ bool probe_cma(Bootstrap& bootstrap, const Topology& topo) {
   for (int peer : topo.node_ranks[topo.node]) {
     if (!ok || peer == topo.rank) continue;
     uint64_t got = 0;
-    ok = read_once(static_cast<pid_t>(topo.pids[peer]), &got, reinterpret_cast<const void*>(all[peer].address),
-                   sizeof got) &&
-         got == all[peer].value;
+    const pid_t pid = static_cast<pid_t>(topo.pids[peer]);
+    void* remote = reinterpret_cast<void*>(all[peer].address);
+    // The write puts back the value just read: the peer's word stays as it was.
+    ok = read_once(pid, &got, remote, sizeof got) && got == all[peer].value && write_once(pid, remote, &got, sizeof got);
   }
   std::vector<int32_t> oks(topo.size);
   bootstrap.allgather(&ok, oks.data(), sizeof ok);
@@ -62,23 +90,13 @@ bool probe_cma(Bootstrap& bootstrap, const Topology& topo) {
 }
 
 void cma_read(pid_t pid, void* local, const void* remote, size_t bytes, int peer_rank, const Topology& topo) {
-  char* dst = static_cast<char*>(local);
-  const char* src = static_cast<const char*>(remote);
-  while (bytes > 0) {
-    const size_t want = std::min(bytes, kMaxPiece);
-    iovec l{dst, want};
-    iovec r{const_cast<char*>(src), want};
-    const ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
-    if (got <= 0) {
-      const int err = errno;
-      throw TransportError("cross-memory read from rank " + std::to_string(peer_rank) + " on " +
-                           topo.hosts[peer_rank] + " failed: " +
-                           (got == 0 ? std::string("no bytes") : std::string(std::strerror(err))));
-    }
-    dst += got;
-    src += got;
-    bytes -= static_cast<size_t>(got);
-  }
+  cma_copy<false>(pid, static_cast<char*>(local), static_cast<char*>(const_cast<void*>(remote)), bytes, peer_rank,
+                  topo);
+}
+
+void cma_write(pid_t pid, void* remote, const void* local, size_t bytes, int peer_rank, const Topology& topo) {
+  cma_copy<true>(pid, static_cast<char*>(const_cast<void*>(local)), static_cast<char*>(remote), bytes, peer_rank,
+                 topo);
 }
 
 }  // namespace smddp

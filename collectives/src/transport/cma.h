@@ -7,8 +7,9 @@
 // call. probe_cma() declares every process a permitted reader of this one
 // (PR_SET_PTRACER_ANY, as Open MPI's vader does; same-user processes only,
 // the kernel's ptrace rules still apply), then reads a word from every
-// node-mate; the answer is the same on every rank of the node, so every
-// rank picks the same algorithm. SMDDP_CMA=0 turns it off.
+// node-mate and writes the same value back (process_vm_writev); the answer
+// is the same on every rank of the node, so every rank picks the same
+// algorithm. SMDDP_CMA=0 turns it off.
 #pragma once
 
 #include <sys/types.h>
@@ -26,5 +27,9 @@ bool probe_cma(Bootstrap& bootstrap, const Topology& topo);
 // Copies `bytes` from `remote` in process `pid` to `local`. Throws
 // TransportError naming the peer when the kernel refuses or falls short.
 void cma_read(pid_t pid, void* local, const void* remote, size_t bytes, int peer_rank, const Topology& topo);
+
+// Copies `bytes` from `local` to `remote` in process `pid`
+// (process_vm_writev; the probe checks that writes are allowed too).
+void cma_write(pid_t pid, void* remote, const void* local, size_t bytes, int peer_rank, const Topology& topo);
 
 }  // namespace smddp
