@@ -94,6 +94,33 @@ TEST(Schedule, HalvingDoublingAcrossHostsHasAllLocalRanksCrossing) {
   EXPECT_EQ(s.steps[3].tier, Tier::Network);
 }
 
+TEST(Schedule, RecursiveDoublingAllreduceExchangesTheWholeVector) {
+  const uint64_t S = 8 << 10;
+  const Schedule s = make1(Collective::AllReduce, "recursive_doubling", 8, 1, S);
+  ASSERT_EQ(s.steps.size(), 3u);  // log2 8 exchanges, one message each
+  for (const Step& st : s.steps) {
+    EXPECT_EQ(st.bytes, S);
+    EXPECT_EQ(st.messages, 1u);
+    EXPECT_EQ(st.reduced, S);
+  }
+  // 6 ranks: the fix-up in, log2 4 exchanges, the fix-up out (nothing reduced).
+  const Schedule six = make1(Collective::AllReduce, "recursive_doubling", 6, 1, S);
+  ASSERT_EQ(six.steps.size(), 4u);
+  EXPECT_EQ(six.steps.front().reduced, S);
+  EXPECT_EQ(six.steps.back().bytes, S);
+  EXPECT_EQ(six.steps.back().reduced, 0u);
+}
+
+TEST(Schedule, CmaAllreduceIsOneStepReadingAndWritingTheOtherSlices) {
+  const uint64_t S = 12 << 20;  // above the 2-rank replicated form
+  const Schedule s = make1(Collective::AllReduce, "cma", 1, 3, S);
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].tier, Tier::Shm);
+  EXPECT_EQ(s.steps[0].bytes, 2 * 2 * (S / 3));  // read 2 slices, write 2
+  EXPECT_EQ(s.steps[0].reduced, 2 * (S / 3));
+  EXPECT_EQ(s.steps[0].messages, 2u * 2 * (S / 3 / (128 << 10)));
+}
+
 TEST(Schedule, TreeAllreduceIsTwoLogNLevels) {
   const Schedule s = make1(Collective::AllReduce, "tree", 5, 1, 1024);
   ASSERT_EQ(s.steps.size(), 6u);  // ceil(log2 5) = 3 up, 3 down

@@ -305,6 +305,23 @@ void allreduce_halving_doubling(Builder& b, Kind k, uint64_t count, const std::s
   if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, 0);
 }
 
+// allreduce/recursive_doubling.cc: halving-doubling's fix-up, then log2 p
+// exchanges of the whole vector with partner v ^ mask, each reduced.
+void allreduce_recursive_doubling(Builder& b, Kind k, uint64_t count, const std::string& ph) {
+  const patterns::HalvingDoubling hd(group_size(b, k));
+  const uint64_t bytes = count * b.es();
+  std::vector<Xfer> fix;
+  for (int r = 0; r < 2 * hd.extra; r += 2) fix.push_back({r, hd.fixup_partner(r), bytes});
+  if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, bytes);
+  for (int mask = 1; mask < hd.pof2; mask *= 2) {
+    std::vector<Xfer> xs;
+    for (int v = 0; v < hd.pof2; ++v) xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), bytes});
+    b.transfers(k, ph + " exchange", xs, bytes);
+  }
+  for (Xfer& x : fix) std::swap(x.src, x.dst);
+  if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, 0);
+}
+
 // sharded.cc's ShardServer on the cross groups (or the world's one rank
 // per node): contributions to every sub-shard's server, then the results
 // back, pipelined in 2 MiB chunks (one message each).
@@ -395,10 +412,11 @@ void cma(Builder& b, Collective c, const Data& d, const std::string& ph) {
         b.shm(ph + " replicated", bytes, std::max<uint64_t>(1, ceil_div(bytes, kCmaChunkBytes)), bytes);
         return;
       }
+      // One step: per chunk of its slice a rank reads it from every peer's
+      // input and writes the result into every peer's output.
       const uint64_t slice = Partition::balanced(d.count, n).max_length() * es;
-      b.shm(ph + " reduce slice", (n - 1) * slice, (n - 1) * std::max<uint64_t>(1, ceil_div(slice, kCmaChunkBytes)),
-            (n - 1) * slice);
-      b.shm(ph + " read slices", (n - 1) * slice, n - 1, 0);
+      const uint64_t chunks = std::max<uint64_t>(1, ceil_div(slice, kCmaChunkBytes));
+      b.shm(ph + " reduce and write slice", 2 * (n - 1) * slice, 2 * (n - 1) * chunks, (n - 1) * slice);
       return;
     }
     case Collective::AllGather:
@@ -451,6 +469,8 @@ void run(Builder& b, Collective c, const std::string& name, Kind k, const Data& 
         allgather_ring(b, k, blocks, ph + " allgather");
       } else if (name == "halving_doubling") {
         allreduce_halving_doubling(b, k, d.count, ph);
+      } else if (name == "recursive_doubling") {
+        allreduce_recursive_doubling(b, k, d.count, ph);
       } else if (name == "tree") {
         reduce_tree(b, k, d.count * es, 0, ph + " reduce");
         broadcast_tree(b, k, d.count * es, 0, ph + " broadcast");
