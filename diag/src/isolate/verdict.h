@@ -21,6 +21,9 @@ struct IsolateLimits {
   double min_drop = 0.25;     // ... and only when this fraction of the median below it
   double min_busbw_gbs = 0;   // floors (profile or options); 0: none
   double min_stream_gbs = 0;
+  // Where min_busbw_gbs comes from when a model predicts it (--model), for
+  // the failure message; empty: a profile or --min-busbw floor.
+  std::string busbw_floor_by;
   int retries = 2;            // rounds that re-test suspects with nodes that passed
   int bisect_min_nodes = 16;  // bisect allreduce groups from this many nodes up
 };
