@@ -344,6 +344,16 @@ class IsolateCommand final : public Command {
                                                    settings_.allreduce.bytes);
         settings_.limits.min_busbw_gbs = f.floor_gbs;
         settings_.limits.busbw_floor_by = f.by;
+        // Bisection groups of N nodes: the same probe over N hosts.
+        settings_.limits.group_busbw_floor = [this, per_node = static_cast<int>(job.ranks_of.front().size())](
+                                                 int nodes) -> std::optional<std::pair<double, std::string>> {
+          try {
+            const ModelFloor g = model_allreduce_floor(*model_, kProbeAlgorithm, nodes, per_node, settings_.allreduce.bytes);
+            return std::make_pair(g.floor_gbs, g.by);
+          } catch (const UsageError&) {
+            return std::nullopt;
+          }
+        };
       } catch (const UsageError&) {
         if (job.rank == 0) throw;
         return tools::kExitUsage;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 
 namespace smddp::diag {
 
@@ -226,13 +227,17 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
   // Bisection: the latest test of each group; a failing group of two or three is named.
   for (const auto& t : tests) {
     if (t.pair()) continue;
-    const bool bad = !t.error.empty() || j.busbw.low(t.busbw_gbs);
+    Bar bar = j.busbw;  // a model predicts each group size on its own
+    if (l.group_busbw_floor) {
+      if (auto f = l.group_busbw_floor(static_cast<int>(t.nodes.size()))) std::tie(bar.floor, bar.floor_by) = *f;
+    }
+    const bool bad = !t.error.empty() || bar.low(t.busbw_gbs);
     if (!bad) continue;
     j.bad_groups.push_back(t.nodes);
     if (t.nodes.size() > 3) continue;
     std::vector<std::string> names;
     for (int node : t.nodes) names.push_back(labels[static_cast<size_t>(node)]);
-    std::string what = !t.error.empty() ? t.error : j.busbw.why("allreduce busbw", t.busbw_gbs, l.mad_k);
+    std::string what = !t.error.empty() ? t.error : bar.why("allreduce busbw", t.busbw_gbs, l.mad_k);
     for (int node : t.nodes) {
       j.nodes[static_cast<size_t>(node)].reasons.push_back(
           fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}", fmt::join(names, ", "), what));

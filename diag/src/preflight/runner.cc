@@ -179,6 +179,8 @@ std::string setup_fingerprint(const PreflightSetup& s) {
     checks.push_back({{"check", c.spec->name}, {"params", params}});
   }
   nlohmann::json j = {{"profile", s.profile.name}, {"checks", checks}, {"only", s.only}, {"skip", s.skip}};
+  // --model judges allreduce_busbw: ranks with other models would disagree on the shape's verdict.
+  if (s.model) j["model"] = {{"tolerance", s.model->tolerance}, {"parameters", model::to_json(s.model->model)}};
   return fnv1a_hex(j.dump());
 }
 

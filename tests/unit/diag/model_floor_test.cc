@@ -85,5 +85,31 @@ TEST(ModelFloor, IsolateNamesTheModelInTheReason) {
       << v[0].reasons[0];
 }
 
+TEST(ModelFloor, BisectionGroupsTakeTheirOwnShapesFloor) {
+  IsolateLimits l;
+  l.min_busbw_gbs = 1;  // pairs: 10 GB/s passes
+  l.bisect_min_nodes = 4;
+  l.group_busbw_floor = [](int nodes) -> std::optional<std::pair<double, std::string>> {
+    if (nodes < 3) return std::nullopt;  // pairs keep the pair floor
+    return std::make_pair(100.0, "model m.json: ring predicts 125.000 GB/s for " + std::to_string(nodes) + " hosts");
+  };
+  // 6 nodes: the group of 6 fails its floor, its halves of 3 theirs: named.
+  Isolation iso({"h0", "h1", "h2", "h3", "h4", "h5"}, l);
+  bool group_seen = false;
+  for (auto tests = iso.next_round(); !tests.empty(); tests = iso.next_round()) {
+    for (auto& t : tests) {
+      group_seen |= t.nodes.size() == 6;
+      t.busbw_gbs = t.stream_gbs = 10;
+    }
+    iso.record(tests, {});
+  }
+  ASSERT_TRUE(group_seen);
+  bool named = false;
+  for (const auto& v : iso.verdicts()) {
+    for (const auto& r : v.reasons) named |= r.find("below the floor 100.000 GB/s (model m.json: ring predicts 125.000 GB/s for 3 hosts)") != std::string::npos;
+  }
+  EXPECT_TRUE(named);
+}
+
 }  // namespace
 }  // namespace smddp::diag
