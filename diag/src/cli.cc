@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "preflight/cluster.h"
@@ -18,6 +19,10 @@ constexpr unsigned kUsers = config::kEngine | config::kDiag;
 }  // namespace
 
 int usage_error(const std::string& what) {
+  // Under a launcher every rank finds the same bad input: rank 0 says it.
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* r = std::getenv(var); r && std::string(r) != "0") return tools::kExitUsage;
+  }
   std::cerr << "smddp-diag: " << what << "\n";
   return tools::kExitUsage;
 }

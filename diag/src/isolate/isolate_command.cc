@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "common/counter_watch.h"
 #include "common/files.h"
+#include "common/model_floor.h"
 #include "common/mpi_util.h"
 #include "isolate/probes.h"
 #include "isolate/verdict.h"
@@ -284,6 +285,8 @@ class IsolateCommand final : public Command {
     app_->add_option("--mad-floor", settings_.limits.mad_floor, "The MAD counts as at least this fraction of the median")->capture_default_str();
     app_->add_option("--min-drop", settings_.limits.min_drop, "... and fail it only when also this fraction of the median below it")->capture_default_str();
     app_->add_option("--min-busbw", min_busbw_, "Allreduce bus bandwidth floor, GB/s (default: the profile's allreduce_busbw floor)");
+    app_->add_option("--model", model_path_, "smddp-model file whose allreduce prediction for each pair test's shape is the busbw floor (replaces the profile's)");
+    app_->add_option("--model-tolerance", model_tolerance_pct_, "With --model: fail below the prediction by more than PCT percent")->capture_default_str();
     app_->add_option("--min-stream", min_stream_, "Bidirectional stream floor, GB/s (default: the profile's link_bandwidth floor)");
     app_->add_option("--retries", settings_.limits.retries, "Rounds that re-test failures with nodes that passed")->capture_default_str();
     app_->add_option("--bisect-min-nodes", settings_.limits.bisect_min_nodes, "Bisect allreduce groups from this many nodes up")->capture_default_str();
@@ -317,6 +320,13 @@ class IsolateCommand final : public Command {
     }
     if (min_busbw_) settings_.limits.min_busbw_gbs = *min_busbw_;
     if (min_stream_) settings_.limits.min_stream_gbs = *min_stream_;
+    if (!model_path_.empty() || app_->count("--model-tolerance")) {
+      if (min_busbw_) throw UsageError("--model and --min-busbw both set the allreduce floor: give one");
+      model_ = load_model_option(model_path_, model_tolerance_pct_);
+      // The shape the launcher announces (1 rank per node when it says
+      // none); run() checks again with the job's real shape.
+      model_allreduce_floor(*model_, kProbeAlgorithm, 2, launcher_ranks_per_node().value_or(1), settings_.allreduce.bytes);
+    }
     root_ = SystemRoot::from_option(global_.sysfs_root);
     tools::check_writable(json_path_ == "-" ? "" : json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
@@ -326,6 +336,29 @@ class IsolateCommand final : public Command {
   int run() override {
     MpiSession mpi;
     Job job = make_job();
+    if (model_) {
+      // Every rank computes the same floor from the same job; rank 0 alone
+      // says why the model cannot predict it, before any test runs.
+      try {
+        const ModelFloor f = model_allreduce_floor(*model_, kProbeAlgorithm, 2, static_cast<int>(job.ranks_of.front().size()),
+                                                   settings_.allreduce.bytes);
+        settings_.limits.min_busbw_gbs = f.floor_gbs;
+        settings_.limits.busbw_floor_by = f.by;
+        // Bisection groups of N nodes: the same probe over N hosts.
+        settings_.limits.group_busbw_floor = [this, per_node = static_cast<int>(job.ranks_of.front().size())](
+                                                 int nodes) -> std::optional<std::pair<double, std::string>> {
+          try {
+            const ModelFloor g = model_allreduce_floor(*model_, kProbeAlgorithm, nodes, per_node, settings_.allreduce.bytes);
+            return std::make_pair(g.floor_gbs, g.by);
+          } catch (const UsageError&) {
+            return std::nullopt;
+          }
+        };
+      } catch (const UsageError&) {
+        if (job.rank == 0) throw;
+        return tools::kExitUsage;
+      }
+    }
     Outbox out;
     int code = tools::kExitOk;
     // Each node's first rank watches its fabric counters over the rounds.
@@ -402,6 +435,7 @@ class IsolateCommand final : public Command {
                     {"fabric_counters", moved},
                     {"limits", {{"mad_k", settings_.limits.mad_k}, {"mad_floor", settings_.limits.mad_floor}, {"min_drop", settings_.limits.min_drop},
                                 {"min_busbw_gbs", settings_.limits.min_busbw_gbs}, {"min_stream_gbs", settings_.limits.min_stream_gbs},
+                                {"busbw_floor_by", settings_.limits.busbw_floor_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(settings_.limits.busbw_floor_by)},
                                 {"retries", settings_.limits.retries}, {"bisect_min_nodes", settings_.limits.bisect_min_nodes}}}};
     if (json_path_ == "-") {
       std::cout << j.dump(2) << "\n";
@@ -429,6 +463,12 @@ class IsolateCommand final : public Command {
   std::string profile_name_, profile_label_ = "isolate";
   std::string bytes_text_ = "16MiB", stream_bytes_text_ = "1MiB";
   std::optional<double> min_busbw_, min_stream_;
+  // The pair allreduce probe is a flat ring over both nodes' ranks: the
+  // model's "ring" schedule is the one it predicts with.
+  static constexpr const char* kProbeAlgorithm = "ring";
+  std::string model_path_;
+  double model_tolerance_pct_ = 25;
+  std::optional<bench::ModelBaseline> model_;
   std::string json_path_, textfile_;
   bool print_drain_ = false, drain_ = false;
   Settings settings_;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 
 namespace smddp::diag {
 
@@ -49,8 +50,11 @@ NodeTest make_test(std::vector<int> nodes) {
 struct Bar {
   double floor = 0, median = 0, mad = 0, threshold = 0, k = 0, min_drop = 0;
   bool fleet = false;
+  std::string floor_by;  // the model behind the floor, or empty
   std::string why(const char* what, double v, double) const {
-    if (floor > 0 && v < floor) return fmt::format("{} {:.3f} GB/s below the floor {:.3f} GB/s", what, v, floor);
+    if (floor > 0 && v < floor) {
+      return fmt::format("{} {:.3f} GB/s below the floor {:.3f} GB/s{}", what, v, floor, floor_by.empty() ? "" : " (" + floor_by + ")");
+    }
     return fmt::format("{} {:.3f} GB/s is {:.1f} MADs below the fleet median {:.3f} GB/s ({:.0f} % below; MAD {:.3f}, limits {} "
                        "MADs and {:.0f} %)",
                        what, v, mad > 0 ? (median - v) / mad : 0.0, median, median > 0 ? 100 * (median - v) / median : 0.0,
@@ -59,9 +63,10 @@ struct Bar {
   bool low(double v) const { return (floor > 0 && v < floor) || (fleet && v < threshold); }
 };
 
-Bar make_bar(const std::vector<double>& values, double floor, const IsolateLimits& l) {
+Bar make_bar(const std::vector<double>& values, double floor, const IsolateLimits& l, std::string floor_by = "") {
   Bar b;
   b.floor = floor;
+  b.floor_by = std::move(floor_by);
   if (values.size() >= 3) {
     auto [m, d] = median_mad(values);
     b.fleet = true;
@@ -153,7 +158,7 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     if (base_b[i]) b.push_back(*base_b[i]);
     if (base_s[i]) s.push_back(*base_s[i]);
   }
-  j.busbw = make_bar(b, l.min_busbw_gbs, l);
+  j.busbw = make_bar(b, l.min_busbw_gbs, l, l.busbw_floor_by);
   j.stream = make_bar(s, l.min_stream_gbs, l);
   for (size_t i = 0; i < n; ++i) {
     auto& v = j.nodes[i];
@@ -192,7 +197,7 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     if (b) pair_b.push_back(*b);
     if (s) pair_s.push_back(*s);
   }
-  const Bar link_busbw = make_bar(pair_b, l.min_busbw_gbs, l), link_stream = make_bar(pair_s, l.min_stream_gbs, l);
+  const Bar link_busbw = make_bar(pair_b, l.min_busbw_gbs, l, l.busbw_floor_by), link_stream = make_bar(pair_s, l.min_stream_gbs, l);
   for (const auto& [pair, list] : by_pair) {
     if (j.node_failed.count(pair.first) || j.node_failed.count(pair.second)) continue;
     std::string why;
@@ -222,13 +227,17 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
   // Bisection: the latest test of each group; a failing group of two or three is named.
   for (const auto& t : tests) {
     if (t.pair()) continue;
-    const bool bad = !t.error.empty() || j.busbw.low(t.busbw_gbs);
+    Bar bar = j.busbw;  // a model predicts each group size on its own
+    if (l.group_busbw_floor) {
+      if (auto f = l.group_busbw_floor(static_cast<int>(t.nodes.size()))) std::tie(bar.floor, bar.floor_by) = *f;
+    }
+    const bool bad = !t.error.empty() || bar.low(t.busbw_gbs);
     if (!bad) continue;
     j.bad_groups.push_back(t.nodes);
     if (t.nodes.size() > 3) continue;
     std::vector<std::string> names;
     for (int node : t.nodes) names.push_back(labels[static_cast<size_t>(node)]);
-    std::string what = !t.error.empty() ? t.error : j.busbw.why("allreduce busbw", t.busbw_gbs, l.mad_k);
+    std::string what = !t.error.empty() ? t.error : bar.why("allreduce busbw", t.busbw_gbs, l.mad_k);
     for (int node : t.nodes) {
       j.nodes[static_cast<size_t>(node)].reasons.push_back(
           fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}", fmt::join(names, ", "), what));

@@ -4,6 +4,7 @@
 // has nothing left to test.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -21,6 +22,12 @@ struct IsolateLimits {
   double min_drop = 0.25;     // ... and only when this fraction of the median below it
   double min_busbw_gbs = 0;   // floors (profile or options); 0: none
   double min_stream_gbs = 0;
+  // Where min_busbw_gbs comes from when a model predicts it (--model), for
+  // the failure message; empty: a profile or --min-busbw floor.
+  std::string busbw_floor_by;
+  // --model: the floor of a bisection group of N nodes (its own shape's
+  // prediction) and its message; nullopt or unset: the pair floor above.
+  std::function<std::optional<std::pair<double, std::string>>(int nodes)> group_busbw_floor;
   int retries = 2;            // rounds that re-test suspects with nodes that passed
   int bisect_min_nodes = 16;  // bisect allreduce groups from this many nodes up
 };

@@ -35,6 +35,11 @@ class ClusterContext {
   std::vector<int> leaders;            // first rank of each node
   std::vector<std::string> labels;     // per node (report labels)
   Faults faults;
+  // --model: allreduce_busbw's floor is the model's prediction for this
+  // job's shape less its tolerance (replacing the profile's
+  // min_gbytes_per_s); model_floor_by names the model and the prediction.
+  double model_floor_gbs = 0;
+  std::string model_floor_by;
 
   int num_nodes() const { return static_cast<int>(leaders.size()); }
   int node() const { return node_of.at(static_cast<size_t>(rank)); }

@@ -230,7 +230,8 @@ std::vector<CheckResult> check_allreduce_busbw(ClusterContext& ctx, const Params
   const size_t count = static_cast<size_t>(bytes / sizeof(float));
   const int iters = static_cast<int>(p.integer("iterations"));
   const int warmup = static_cast<int>(p.integer("warmup"));
-  const double min_gbs = p.number("min_gbytes_per_s");
+  const bool by_model = !ctx.model_floor_by.empty();
+  const double min_gbs = by_model ? ctx.model_floor_gbs : p.number("min_gbytes_per_s");
   const double timeout = p.number("timeout_s");
   std::vector<float> send(count), recv(count);
   for (size_t i = 0; i < count; ++i) send[i] = static_cast<float>(ctx.rank + 1) + static_cast<float>(i % 13);
@@ -288,8 +289,10 @@ std::vector<CheckResult> check_allreduce_busbw(ClusterContext& ctx, const Params
   }
   if (busbw < min_gbs) {
     return per_node(ctx, "allreduce_busbw",
-                    CheckResult::fail("", fmt::format("bus bandwidth {:.3f} GB/s < minimum {} GB/s ({} ranks, {})", busbw, min_gbs,
-                                                      ctx.size, format_bytes(bytes)), values));
+                    CheckResult::fail("", by_model ? fmt::format("bus bandwidth {:.3f} GB/s < minimum {:.3f} GB/s ({} ranks, {}; {})", busbw,
+                                                                 min_gbs, ctx.size, format_bytes(bytes), ctx.model_floor_by)
+                                                   : fmt::format("bus bandwidth {:.3f} GB/s < minimum {} GB/s ({} ranks, {})", busbw, min_gbs,
+                                                                 ctx.size, format_bytes(bytes)), values));
   }
   return per_node(ctx, "allreduce_busbw",
                   CheckResult::pass("", fmt::format("bus bandwidth {:.3f} GB/s ({} ranks, {})", busbw, ctx.size, format_bytes(bytes)), values));

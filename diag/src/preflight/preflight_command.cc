@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -10,6 +12,7 @@
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
+#include "common/model_floor.h"
 #include "common/mpi_util.h"
 #include "common/text.h"
 #include "preflight/preflight_metrics.h"
@@ -35,6 +38,8 @@ class PreflightCommand final : public Command {
     app_->add_option("--emf-namespace", emf_namespace_, "CloudWatch namespace of the EMF documents")->capture_default_str();
     app_->add_flag("--print-drain", print_drain_, "Print the Slurm drain command for each unhealthy node");
     app_->add_flag("--drain", drain_, "Run those drain commands (scontrol) from rank 0");
+    app_->add_option("--model", model_path_, "smddp-model file: allreduce_busbw expects its prediction for the job's shape (replaces the profile's floor)");
+    app_->add_option("--model-tolerance", model_tolerance_pct_, "With --model: fail below the prediction by more than PCT percent")->capture_default_str();
     app_->add_flag("-v,--verbose", verbose_, "Print every check's status and reason under its node");
   }
 
@@ -49,6 +54,7 @@ class PreflightCommand final : public Command {
     setup_.only = only_;
     setup_.skip = skip_;
     setup_.faults = Faults::from_env();
+    if (!model_path_.empty() || app_->count("--model-tolerance")) validate_model();
     tools::check_writable(json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
     if (!emf_target_.empty()) {
@@ -88,6 +94,21 @@ class PreflightCommand final : public Command {
   }
 
  private:
+  // --model: readable, predicting the allreduce_busbw check's shape as the
+  // launcher announces it (run_preflight_mpi checks the job's real one).
+  void validate_model() {
+    setup_.model = load_model_option(model_path_, model_tolerance_pct_);
+    const CheckConfig* check = nullptr;
+    for (const auto& c : setup_.profile.checks) {
+      if (c.spec->name == "allreduce_busbw") check = &c;
+    }
+    if (!check) throw UsageError("--model judges the allreduce_busbw check, which profile '" + setup_.profile.name + "' does not run here");
+    const int per_node = launcher_ranks_per_node().value_or(1);
+    int nodes = 2;
+    if (const char* w = std::getenv("OMPI_COMM_WORLD_SIZE")) nodes = std::max(1, std::atoi(w) / per_node);
+    model_allreduce_floor(*setup_.model, "auto", nodes, per_node, check->params.size("bytes").value_or(0));
+  }
+
   void write_outputs(const PreflightReport& report) {
     if (json_path_ == "-") {
       std::cout << to_json(report).dump(2) << "\n";
@@ -128,6 +149,8 @@ class PreflightCommand final : public Command {
   std::string json_path_, textfile_, emf_target_;
   std::string emf_namespace_ = "SMDDP/Preflight";
   bool print_drain_ = false, drain_ = false, verbose_ = false;
+  std::string model_path_;
+  double model_tolerance_pct_ = 25;
   PreflightSetup setup_;
 };
 

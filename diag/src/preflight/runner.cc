@@ -7,6 +7,8 @@
 #include <variant>
 
 #include "smddp/tools/exit_codes.h"
+#include "common/model_floor.h"
+#include "smddp/error.h"
 #include "common/mpi_util.h"
 #include "common/slurm.h"
 #include "common/text.h"
@@ -177,6 +179,8 @@ std::string setup_fingerprint(const PreflightSetup& s) {
     checks.push_back({{"check", c.spec->name}, {"params", params}});
   }
   nlohmann::json j = {{"profile", s.profile.name}, {"checks", checks}, {"only", s.only}, {"skip", s.skip}};
+  // --model judges allreduce_busbw: ranks with other models would disagree on the shape's verdict.
+  if (s.model) j["model"] = {{"tolerance", s.model->tolerance}, {"parameters", model::to_json(s.model->model)}};
   return fnv1a_hex(j.dump());
 }
 
@@ -199,6 +203,23 @@ PreflightReport run_preflight_alone(const PreflightSetup& s) {
   add_counter_result(node.checks, local);
   report.nodes.push_back(std::move(node));
   return report;
+}
+
+// The --model floor of allreduce_busbw for this job: hosts = nodes, the
+// same ranks on each; UsageError when the model cannot predict it.
+static double set_model_floor(const PreflightSetup& s, const ClusterContext& ctx, std::string* by) {
+  for (const auto& c : s.profile.checks) {
+    if (c.spec->name != "allreduce_busbw") continue;
+    const int nodes = ctx.num_nodes();
+    if (ctx.size % nodes) {
+      throw UsageError(fmt::format("--model '{}': {} ranks on {} nodes are uneven; the model needs the same count on every node",
+                                   s.model->origin, ctx.size, nodes));
+    }
+    const ModelFloor f = model_allreduce_floor(*s.model, "auto", nodes, ctx.size / nodes, c.params.size("bytes").value_or(0));
+    *by = f.by;
+    return f.floor_gbs;
+  }
+  return 0;
 }
 
 PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
@@ -253,6 +274,18 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
   for (int n = 0; n < ctx.num_nodes(); ++n) {
     const std::string& host = ctx.hosts[static_cast<size_t>(ctx.leaders[static_cast<size_t>(n)])];
     ctx.labels.push_back(host_nodes[host] > 1 ? fmt::format("{}#{}", host, n) : host);
+  }
+  if (s.model) {
+    // Every rank derives the same floor from the same job, or the same
+    // reason the model cannot give one: then no check runs, exit 64.
+    try {
+      ctx.model_floor_gbs = set_model_floor(s, ctx, &ctx.model_floor_by);
+    } catch (const UsageError& e) {
+      outcome.ran = false;
+      outcome.exit_code = tools::kExitUsage;
+      if (ctx.rank == 0) outcome.message = std::string("smddp-diag: ") + e.what();
+      return outcome;
+    }
   }
 
   // Node checks, once per node.

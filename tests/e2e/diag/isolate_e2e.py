@@ -27,6 +27,11 @@ Cases:
       ("fabric_counters: moved during the isolate tests: ..."), host 0 is
       healthy, the JSON carries both hosts' deltas; without the writer both
       are healthy
+  isolate_model      2 hosts, --model with a synthetic smddp-model file: one
+      predicting far more than loopback gives names both hosts (the model
+      and its prediction in the reason), exit 1; one predicting far less:
+      healthy, exit 0; the same for preflight's allreduce_busbw; a missing
+      file, a bad tolerance, a model with no network data: one line, exit 64
 """
 import argparse
 import json
@@ -326,6 +331,62 @@ def test_isolate_counters():
         if r.returncode != 0 or bad or len(checks) != 2 or any(ch["status"] != "pass" for ch in checks):
             fail(f"nothing moved: exit {r.returncode}, named {bad}, checks {checks}\n{r.stderr[-2000:]}")
         print(f"without the writer: {checks[0]['reason']}")
+
+
+def write_model(path, beta_us_per_byte, network_data=True):
+    """A synthetic smddp-model file (docs/model.md "The model file"): both
+    tiers alike, bandwidth 10^-3/beta GB/s; without network_data the
+    network tier has nothing determined."""
+    def tier(undetermined):
+        return {"alpha_us": 1.0, "beta_us_per_byte": beta_us_per_byte, "gamma_us_per_byte": 0, "overhead_us": 0,
+                "bandwidth_gbps": 1e-3 / beta_us_per_byte, "undetermined": undetermined}
+    none = {k: "no data" for k in ("alpha_us", "beta_us_per_byte", "gamma_us_per_byte", "overhead_us")}
+    doc = {"format": "smddp-model", "version": 1, "equation": "synthetic",
+           "tiers": {"shm": tier({}), "network": tier({} if network_data else none)},
+           "schedule": {"shm_slot_bytes": 1048576, "dedicated_cores": True, "cma": True}, "fit": {}}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def test_isolate_model():
+    namespaces_possible()
+    with Cluster("iso6", 236, hosts=2) as c, tempfile.TemporaryDirectory() as d:
+        fast, slow, blind = (os.path.join(d, n) for n in ("fast.json", "slow.json", "blind.json"))
+        write_model(fast, 1e-7)   # 10^4 GB/s per link: no loopback gives that
+        write_model(slow, 1e-1)   # 0.01 GB/s
+        write_model(blind, 1e-4, network_data=False)
+        r = c.run(*isolate_args(2, 1, "--model", fast))
+        bad, good = named_hosts(r.stdout)
+        if r.returncode != 1 or len(bad) != 2 or not all("below the floor" in w and "model " + fast in w and "predicts" in w
+                                                         for w in bad.values()):
+            fail(f"fast model: want both hosts named with the model; exit {r.returncode}, named {bad}\n{r.stdout}{r.stderr[-2000:]}")
+        r = c.run(*isolate_args(2, 1, "--model", slow, "--model-tolerance", "10", "--json", "-"))
+        doc = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+        floor = doc.get("isolate", {}).get("limits", {})
+        if r.returncode != 0 or not doc or not all(n["healthy"] for n in doc["nodes"]) or "model " + slow not in str(floor.get("busbw_floor_by")):
+            fail(f"slow model: want healthy with the model's floor; exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        pre = ["-np", "2", "--npernode", "1", ARGS.diag, "preflight", "--profile", "local", "--checks", "allreduce_busbw"]
+        r = c.run(*pre, "--model", fast)
+        bad, _ = named_hosts(r.stdout)
+        if r.returncode != 1 or len(bad) != 2 or not all("model " + fast in w for w in bad.values()):
+            fail(f"preflight, fast model: want both hosts named; exit {r.returncode}, named {bad}\n{r.stdout}{r.stderr[-2000:]}")
+        r = c.run(*pre, "--model", slow)
+        if r.returncode != 0:
+            fail(f"preflight, slow model: want exit 0; exit {r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
+        bad_runs = [
+            (isolate_args(2, 1, "--model", os.path.join(d, "none.json")), "--model '"),
+            (isolate_args(2, 1, "--model", slow, "--model-tolerance", "100"), "--model-tolerance must be"),
+            (isolate_args(2, 1, "--model", blind), "no data for the network tier"),
+            (pre + ["--model", blind], "no data for the network tier"),
+            (pre + ["--model", os.path.join(d, "none.json")], "cannot read"),
+        ]
+        for args, want in bad_runs:
+            r = c.run(*args)
+            lines = [ln for ln in r.stderr.splitlines() if ln.startswith("smddp-diag")]
+            if r.returncode != 64 or len(lines) != 1 or want not in lines[0] or r.stdout.strip():
+                fail(f"{' '.join(args[4:])}: want exit 64, one line from rank 0 with {want!r}; exit {r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
+        print("model above the box: both hosts named (isolate, preflight); below: healthy; "
+              f"{len(bad_runs)} bad models: exit 64")
 
 
 def main():
