@@ -83,6 +83,10 @@ mutation allreduce_halving_doubling_wrong_slot "$A/allreduce/halving_doubling.cc
   's/reduce_into\(at\(call\.recv, offset\(keep_lo\)\), tmp,/reduce_into(at(call.recv, offset(give_lo)), tmp,/'
 mutation allreduce_halving_doubling_skip_fixup "$A/allreduce/halving_doubling.cc" mpi_collectives_np3 allreduce \
   's/reduce_into\(call\.recv, tmp, call\.count, call\.dtype, call\.op\);/(void)tmp;  \/\/ fix-up partner dropped/'
+mutation allreduce_recursive_doubling_wrong_partner "$A/allreduce/recursive_doubling.cc" mpi_collectives_np4 allreduce \
+  's/hd\.real_rank\(v \^ mask\)/hd.real_rank(v ^ 1)/'
+mutation allreduce_recursive_doubling_skip_fixup "$A/allreduce/recursive_doubling.cc" mpi_collectives_np3 allreduce \
+  's/combine\(call, tmp, hd\.fixup_partner\(me\) > me\);/(void)tmp;  \/\/ fix-up partner dropped/'
 mutation allreduce_tree_wrong_root "$A/allreduce/tree.cc" mpi_collectives_np4 allreduce \
   's/(step\.collective = Collective::Broadcast;)/$1\n  step.root = g.size() - 1;/'
 mutation allreduce_shm_direct_skip_peer "$A/allreduce/shm_direct.cc" mpi_collectives_np4 allreduce \
