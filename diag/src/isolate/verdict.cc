@@ -198,8 +198,19 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     if (s) pair_s.push_back(*s);
   }
   const Bar link_busbw = make_bar(pair_b, l.min_busbw_gbs, l, l.busbw_floor_by), link_stream = make_bar(pair_s, l.min_stream_gbs, l);
+  // A node whose partner was lost mid-test may still carry that test's
+  // requests in flight (its progress engine polls them), so its later
+  // numbers say nothing about a link: its links are not judged this run.
+  std::set<int> partner_lost;
+  for (const auto& t : tests) {
+    if (!t.pair() || t.error.empty()) continue;
+    for (int end : {0, 1}) {
+      if (dead.count(t.nodes[static_cast<size_t>(end)])) partner_lost.insert(t.nodes[static_cast<size_t>(1 - end)]);
+    }
+  }
   for (const auto& [pair, list] : by_pair) {
     if (j.node_failed.count(pair.first) || j.node_failed.count(pair.second)) continue;
+    if (partner_lost.count(pair.first) || partner_lost.count(pair.second)) continue;
     std::string why;
     for (const NodeTest* t : list) {
       if (!t->error.empty()) {

@@ -128,6 +128,30 @@ TEST(IsolateVerdict, SilentNodeIsNamedAndDropped) {
   }
 }
 
+TEST(IsolateVerdict, ASurvivorOfALostPartnerHasNoLinkNamed) {
+  // Node 3 never answers; its first-round partner then runs slow with one
+  // other node (its progress engine still polls the lost test's requests):
+  // only node 3 is named, no link.
+  Sim first;
+  first.speed = std::vector<double>(4, 10.0);
+  first.dead = {3};
+  Isolation probe(labels(4), {});
+  simulate(first, probe);
+  int survivor = -1;
+  for (const auto& t : probe.tests()) {
+    if (t.round == 1 && t.pair() && (t.nodes[0] == 3 || t.nodes[1] == 3)) survivor = t.nodes[0] == 3 ? t.nodes[1] : t.nodes[0];
+  }
+  ASSERT_GE(survivor, 0);
+  for (int other = 0; other < 3; ++other) {
+    if (other == survivor) continue;
+    Sim s = first;
+    s.link[{std::min(survivor, other), std::max(survivor, other)}] = 0.5;
+    Isolation iso(labels(4), {});
+    auto v = simulate(s, iso);
+    EXPECT_EQ(failed(v), std::set<int>{3}) << "slow link " << survivor << "-" << other;
+  }
+}
+
 TEST(IsolateVerdict, FloorFailsEveryNodeBelowIt) {
   Sim s;
   s.speed = std::vector<double>(4, 10.0);
