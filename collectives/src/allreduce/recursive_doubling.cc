@@ -18,6 +18,7 @@ namespace {
 // reduce() lets its output alias only the first source, so the second order
 // reduces into `theirs` and copies (small vectors: a few cache lines).
 void combine(const Call& call, char* theirs, bool mine_first) {
+  if (call.count == 0) return;  // nothing to combine (and no buffers to name)
   if (mine_first) {
     const void* srcs[2] = {call.recv, theirs};
     reduce(call.recv, srcs, 2, call.count, call.dtype, call.op);
