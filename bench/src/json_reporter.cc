@@ -12,6 +12,7 @@
 // Each row is serialised once, so a rewrite only concatenates text; the
 // rewrites during the sweep happen on a thread of their own, so the sweep
 // never waits for the disk (the last one, at the end, it does wait for).
+#include <algorithm>
 #include <condition_variable>
 #include <ctime>
 #include <exception>
@@ -51,6 +52,11 @@ nlohmann::json row_to_json(const RowResult& r) {
     j["per_iteration"] = {{"min_us", s.min_us}, {"p50_us", s.p50_us}, {"p95_us", s.p95_us},
                           {"p99_us", s.p99_us}, {"max_us", s.max_us}, {"mean_us", s.mean_us},
                           {"cv", s.cv}};
+    // The calls themselves (after -K), so that smddp-report compare tests
+    // them, not samples rebuilt from five percentiles.
+    const auto first = r.iter_times_us.begin() + std::min<std::ptrdiff_t>(r.skipped_iterations,
+                                                                           std::ssize(r.iter_times_us));
+    j["per_iteration"]["samples_us"] = std::vector<double>(first, r.iter_times_us.end());
   }
   if (r.fabric_counters.read) j["fabric_counters"] = fabric_counters_to_json(r.fabric_counters);
   if (r.model) {  // --model (docs/model.md, "Using the model as a baseline")

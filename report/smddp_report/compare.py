@@ -6,12 +6,15 @@ placement and rank count. The ratio is NEW's time of a call over BASE's, of
 the statistic the test is about. A row regressed when the ratio is above
 1 + threshold and, where both rows carry per-iteration data, a two-sided
 test at --alpha says the difference is not noise:
-  * raw samples in both (per_iteration.samples_us): their medians, and the
+  * raw samples in both (per_iteration.samples_us, each call's time, as
+    smddp-bench --per-iteration writes them): their medians, and the
     Mann-Whitney U test on them, as google/benchmark's compare.py does;
-  * per-iteration percentiles in both (what smddp-bench --per-iteration
-    writes today: min, p50, p95, p99, max of `iterations` calls): p50, and
-    the U test on samples rebuilt from those percentiles (stats.rebuild_samples);
-    ranks, not means, so one preempted call does not hide a slowdown;
+  * per-iteration percentiles only (an older smddp-bench: min, p50, p95,
+    p99, max of `iterations` calls): p50, and the U test on samples rebuilt
+    from those percentiles (stats.rebuild_samples); it finds a 30% slowdown
+    about half as often as the calls themselves do when one call in ten is
+    preempted, since p95 and above are then all preempted calls;
+  ranks, not means, so one preempted call does not hide a slowdown;
   * else time_us and the threshold alone.
 """
 import math

@@ -39,18 +39,21 @@ def _lost(e):
 
 
 def _stats(times):
-    """Nearest-rank percentiles, mean and cv (bench/src/stats.cc)."""
+    """Nearest-rank percentiles (p50 the upper median), mean, cv and the calls
+    themselves, as bench/src/stats.cc and json_reporter.cc write them."""
     t = sorted(times)
     if not t:
-        return {k: 0.0 for k in ("min_us", "p50_us", "p95_us", "p99_us", "max_us", "mean_us", "cv")}
+        return {**{k: 0.0 for k in ("min_us", "p50_us", "p95_us", "p99_us", "max_us", "mean_us", "cv")},
+                "samples_us": []}
 
     def pct(p):
         rank = int(np.ceil(p * len(t)))
         return float(t[min(len(t) - 1, 0 if rank == 0 else rank - 1)])
     mean = float(sum(t) / len(t))
     var = sum((x - mean) ** 2 for x in t) / len(t)
-    return {"min_us": float(t[0]), "p50_us": pct(0.50), "p95_us": pct(0.95), "p99_us": pct(0.99),
-            "max_us": float(t[-1]), "mean_us": mean, "cv": float(np.sqrt(var) / mean) if mean > 0 else 0.0}
+    return {"min_us": float(t[0]), "p50_us": float(t[len(t) // 2]), "p95_us": pct(0.95), "p99_us": pct(0.99),
+            "max_us": float(t[-1]), "mean_us": mean, "cv": float(np.sqrt(var) / mean) if mean > 0 else 0.0,
+            "samples_us": [float(x) for x in times]}
 
 
 def skip_lines(refused, placements):
