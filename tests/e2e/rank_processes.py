@@ -7,9 +7,10 @@ parent runs the binary too.
 import os
 
 
-def processes(binary, ranks_only=True):
+def processes(binary, ranks_only=True, under=None):
     """Sorted PIDs whose argv[0] is `binary`: the ranks, or with
-    ranks_only=False their supervisors as well."""
+    ranks_only=False their supervisors as well; with `under`, only that
+    process and its children (not another test's smddp-bench)."""
     parents = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -22,7 +23,8 @@ def processes(binary, ranks_only=True):
                 parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
             continue
-    return sorted(pid for pid, ppid in parents.items() if not ranks_only or ppid in parents)
+    return sorted(pid for pid, ppid in parents.items() if (not ranks_only or ppid in parents)
+                  and (under is None or under in (pid, ppid)))
 
 
 def launcher_rank(pid):

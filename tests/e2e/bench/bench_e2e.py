@@ -59,8 +59,8 @@ def shm_segments():
     return set(glob.glob("/dev/shm/smddp-*"))
 
 
-def bench_processes(ranks_only=True):
-    return rank_processes.processes(ARGS.bench, ranks_only)
+def bench_processes(ranks_only=True, under=None):
+    return rank_processes.processes(ARGS.bench, ranks_only, under)
 
 
 def test_all_collectives():
@@ -213,7 +213,7 @@ def test_supervisor():
             if "out-of-place" in line:
                 break
         timer.cancel()
-        found = bench_processes(ranks_only=env is None)
+        found = bench_processes(ranks_only=env is None, under=p.pid)
         if p.poll() is not None or len(found) != 1:
             p.kill()
             fail(f"the rank did not start within 30 s: {found}")
