@@ -277,11 +277,11 @@ def compare_identical_doubled(tmp):
         report("compare", base, slow, "--threshold", "150", expect=0)
 
 
-def percentile_row(size, calls):
-    """A row as smddp-bench --per-iteration writes it: nearest-rank percentiles
-    (the value of 1-based rank ceil(p * n)) of its calls, and their mean."""
+def calls_row(size, calls):
+    """A row as smddp-bench --per-iteration writes it: its calls, their mean,
+    upper median and nearest-rank percentiles (1-based rank ceil(p * n))."""
     s = sorted(calls)
-    at = {k: s[max(1, -(-int(p * 100) * len(s) // 100)) - 1] for k, p in (("p95_us", .95), ("p99_us", .99))}
+    at = {k: s[math.ceil(p * len(s)) - 1] for k, p in (("p95_us", .95), ("p99_us", .99))}
     return {"collective": "allreduce", "dtype": "float", "op": "sum", "root": -1, "bytes": size,
             "backend": "smddp", "algorithm": "ring", "placement": "out-of-place", "time_us": sum(s) / len(s),
             "algbw_gbps": 1.0, "busbw_gbps": 1.0, "iterations": len(s),
@@ -320,13 +320,13 @@ def compare_noise(tmp):
                 for _ in range(20)]
 
     sizes = [1024 * (i + 1) for i in range(pairs)]
-    base = [percentile_row(size, calls(1)) for size in sizes]
-    same = compare_verdicts(tmp, "same", base, [percentile_row(size, calls(1)) for size in sizes])
+    base = [calls_row(size, calls(1)) for size in sizes]
+    same = compare_verdicts(tmp, "same", base, [calls_row(size, calls(1)) for size in sizes])
     false_alarms = same.count("regressed") + same.count("improved")
     print(f"same distribution: {false_alarms} of {pairs} pairs flagged; verdicts "
           f"{ {v: same.count(v) for v in set(same)} }")
     check(false_alarms <= 0.1 * pairs, "same distribution: at most 10% of pairs flagged (alpha 5%)")
-    slow = compare_verdicts(tmp, "slow", base, [percentile_row(size, calls(1.3)) for size in sizes])
+    slow = compare_verdicts(tmp, "slow", base, [calls_row(size, calls(1.3)) for size in sizes])
     print(f"30% slower: {slow.count('regressed')} of {pairs} pairs regressed")
     check(slow.count("regressed") >= 0.5 * pairs and slow.count("improved") == 0,
           "30% slower: most pairs regressed, none improved")
@@ -339,7 +339,7 @@ def compare_noise(tmp):
     check(r.returncode in (0, 2), "two real runs: compare ends 0 or 2", r.stderr)
     check(all(len(row["per_iteration"]["samples_us"]) == row["iterations"] == 20 for row in doc["rows"]),
           "smddp-bench --per-iteration writes each row's 20 calls")
-    named = {line.split("  p50")[0].strip() for line in r.stdout.splitlines() if " mann-whitney " in line}
+    named = {m.group(1) for m in re.finditer(r"^(allreduce .*? np2)\s+p50\s.* mann-whitney ", r.stdout, re.M)}
     check(named == names_of(doc), "two real runs: every row judged on its calls (Mann-Whitney U)", r.stdout)
 
 
