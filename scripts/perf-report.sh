@@ -9,7 +9,8 @@
 # size, since users who tune Open MPI compare with that.
 # Environment: SMDDP_PERF_MAXBYTES (256M), SMDDP_PERF_ITERS (20),
 # SMDDP_PERF_BIND (mpirun --bind-to value, default none; "default" leaves
-# mpirun's own binding), SMDDP_PERF_TUNED=0 skips the forced algorithms.
+# mpirun's own binding), SMDDP_PERF_TUNED=0 skips the forced algorithms,
+# SMDDP_PERF_RANKS (rank counts, default "2 4").
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -19,6 +20,7 @@ maxbytes=${SMDDP_PERF_MAXBYTES:-256M}
 iters=${SMDDP_PERF_ITERS:-20}
 bind=${SMDDP_PERF_BIND:-none}
 tuned=${SMDDP_PERF_TUNED:-1}
+read -r -a rank_counts <<<"${SMDDP_PERF_RANKS:-2 4}"
 
 # launcher NP: the mpirun words for NP ranks.
 launcher() {
@@ -75,7 +77,7 @@ table() {
 }
 
 echo "## smddp vs Open MPI on $(hostname) ($(nproc) cores), $(date -u +%Y-%m-%d), --bind-to $bind"
-for np in 2 4; do
+for np in "${rank_counts[@]}"; do
   for coll in allreduce allgather reducescatter broadcast alltoall; do
     table "$np" "$coll"
   done

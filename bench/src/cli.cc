@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -116,6 +117,21 @@ std::optional<double> nccl_tests_min_bw() {
 
 }  // namespace
 
+// --huge-pages asks the kernel for transparent huge pages (madvise); where
+// the host has them off, or the buffers are device memory, it is refused.
+void check_huge_pages(MemoryKind mem) {
+  if (mem != MemoryKind::Host) throw UsageError("--huge-pages applies to host buffers only (--mem host)");
+  const char* path = "/sys/kernel/mm/transparent_hugepage/enabled";
+  std::ifstream f(path);
+  std::string modes;
+  std::getline(f, modes);
+  if (!f) throw UsageError(std::string("--huge-pages: this kernel has no transparent huge pages (no ") + path + ")");
+  if (modes.find("[never]") != std::string::npos) {
+    throw UsageError(std::string("--huge-pages: transparent huge pages are off on this host (") + path + ": " +
+                     modes + ")");
+  }
+}
+
 void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   // nccl-tests: a repeated flag takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -201,6 +217,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("--model-tolerance", parts.model_tolerance,
                  "Flag rows whose time is off the --model prediction by more than this percent, either way (default 25)");
   app.add_flag("--roofline", o.roofline, "Measure host memory bandwidth; show busbw as a fraction of it");
+  app.add_flag("--huge-pages", o.huge_pages,
+               "Host buffers on transparent huge pages (the kernel's cross-process copies run faster on them)");
   app.add_option("--seed", parts.seed, "Seed of the generated data (default 24301)");
   app.add_option("--alltoallv-matrix", o.alltoallv_matrix,
                  "alltoallv weights: n lines of n non-negative integers, row = sender (default (i+j)%n+1)");
@@ -391,6 +409,7 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   auto mem = parse_memory_kind(parts.mem);
   if (!mem) throw UsageError("unknown --mem '" + parts.mem + "'; valid: host, cuda");
   o.mem = *mem;
+  if (o.huge_pages) check_huge_pages(o.mem);
 
   int placements = parts.in_place + parts.out_of_place + parts.both;
   if (placements > 1) throw UsageError("--in-place, --out-of-place and --both exclude each other");

@@ -22,7 +22,9 @@ namespace smddp::bench {
 class SweepBuffers {
  public:
   // Throws smddp::Error when the memory cannot be allocated.
-  static std::unique_ptr<SweepBuffers> create(MemoryKind kind, size_t send_bytes, size_t recv_bytes);
+  // `huge_pages` (--huge-pages, host memory only): on transparent huge pages.
+  static std::unique_ptr<SweepBuffers> create(MemoryKind kind, size_t send_bytes, size_t recv_bytes,
+                                              bool huge_pages = false);
   virtual ~SweepBuffers() = default;
 
   virtual char* send() = 0;
@@ -34,6 +36,8 @@ class SweepBuffers {
   virtual size_t count_wrong(const DataSpec& s, int rank, const void* p, size_t count, size_t elements) = 0;
   // One timed iteration: backend.run(args) then backend.sync(); microseconds.
   virtual double time_us(Backend& backend, const CollectiveArgs& args) = 0;
+  // Share of the buffers the kernel backs with huge pages (0 for device memory).
+  virtual double huge_page_fraction() const { return 0; }
 };
 
 

@@ -262,7 +262,7 @@ class Document {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < ctx.nranks; ++r) ranks.push_back({{"rank", r}, {"host", ctx.hosts[r]}, {"node", ctx.nodes[r]}});
     extra["ranks"] = ranks;
-    extra["devices"] = {{"memory", to_string(o.mem)}};
+    extra["devices"] = {{"memory", to_string(o.mem)}, {"huge_pages", o.huge_pages}};
     if (ctx.memory_bandwidth_gbps > 0) extra["host_memory_bandwidth_gbps"] = ctx.memory_bandwidth_gbps;
     extra["options"] = {{"minbytes", o.min_bytes}, {"maxbytes", o.max_bytes}, {"stepfactor", o.step_factor},
                         {"stepbytes", o.step_bytes}, {"iters", o.iters}, {"warmup", o.warmup},

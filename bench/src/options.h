@@ -63,6 +63,7 @@ struct BenchOptions {
   // than --model-tolerance (either way, default 25 %) are flagged.
   std::optional<ModelBaseline> model;
   bool roofline = false;
+  bool huge_pages = false;  // --huge-pages: host buffers on transparent huge pages
   uint64_t seed = 0x5eedULL;
   std::string alltoallv_matrix;            // --alltoallv-matrix FILE
   std::vector<uint64_t> alltoallv_weights;  // its n x n weights, row = sender (empty: default)

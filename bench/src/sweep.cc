@@ -1,6 +1,7 @@
 #include "sweep.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <numeric>
 
 #include "barrier_check.h"
@@ -61,7 +62,17 @@ Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
 void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row,
                 const std::function<bool()>& stop) {
   // Sizes plus slack, in the memory --mem names.
-  buffers_ = SweepBuffers::create(o_.mem, plan.max_send_bytes + 64, plan.max_recv_bytes + 64);
+  buffers_ = SweepBuffers::create(o_.mem, plan.max_send_bytes + 64, plan.max_recv_bytes + 64, o_.huge_pages);
+  if (o_.huge_pages) {
+    // The kernel may give fewer huge pages than asked (fragmented memory,
+    // transparent_hugepage/defrag): say so, with the worst rank's share.
+    double backed = buffers_->huge_page_fraction();
+    comm_.allreduce(&backed, &backed, 1, DataType::Float64, ReduceOp::Min);
+    if (rank_ == 0 && backed < 0.9) {
+      std::fprintf(stderr, "smddp-bench: --huge-pages: the kernel backs only %.0f%% of a rank's host buffers with huge "
+                   "pages\n", 100 * backed);
+    }
+  }
   // Calls per backend before the first row: connection setup, lazy
   // initialisation and a freshly started process's first slow calls belong
   // to no row. It is the first row's collective, which a forced --algorithm

@@ -3,8 +3,11 @@
 # network-namespace cluster of HOSTS hosts (2 ranks each), measures the
 # link's own capacity with iperf3 (one stream, then both directions at
 # once), runs the allreduce sweep with the sharded, ring and hierarchical
-# algorithms, the selector's choice (auto) and MPI_Allreduce, and prints a
-# markdown section (p50 time per size, bus bandwidth, best smddp vs MPI).
+# algorithms, the selector's choice (auto), MPI_Allreduce's default decision
+# and each of Open MPI's tuned algorithms forced in turn (--backend
+# mpi:NAME; SMDDP_MEASURE_MPI_TUNED lists them, empty for none), and prints
+# a markdown section (p50 time per size, bus bandwidth, best smddp against
+# the best MPI).
 # The cluster is torn down on exit, also on failure.
 #
 #   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--bench PATH]
@@ -60,6 +63,12 @@ done
 echo "measure.sh: mpi" >&2
 "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --backend mpi -J "$work/mpi.json" \
   >"$work/mpi.log" 2>&1 || echo "measure.sh: mpi failed" >&2
+read -r -a tuned <<<"${SMDDP_MEASURE_MPI_TUNED-ring segmented_ring recursive_doubling rabenseifner}"
+for algo in "${tuned[@]}"; do
+  echo "measure.sh: mpi:$algo" >&2
+  "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --backend "mpi:$algo" -J "$work/mpi-$algo.json" \
+    >"$work/mpi-$algo.log" 2>&1 || echo "measure.sh: mpi:$algo failed" >&2
+done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$HERE/perf_table.py" --dir "$work" --hosts "$hosts" --shaping "${shaping[*]:-none}" \

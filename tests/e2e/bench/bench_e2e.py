@@ -451,6 +451,36 @@ def test_roofline():
             fail("table rows lack the roof column")
 
 
+def test_huge_pages():
+    """--huge-pages: results still right, the JSON says so; refused where the kernel has THP off."""
+    thp = "/sys/kernel/mm/transparent_hugepage/enabled"
+    modes = open(thp).read() if os.path.exists(thp) else ""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        # cma from 1 MiB at 2 ranks: the kernel copies into the peer's huge pages.
+        r = run(mpirun(2, "allreduce", "alltoall", "-b", "2M", "-e", "8M", "-f", "2", "-n", "3", "-c", "1",
+                       "--backend", "smddp,mpi", "--huge-pages", "-J", out))
+        if not modes or "[never]" in modes:
+            if r.returncode != 64 or "transparent huge pages" not in r.stderr or os.path.exists(out):
+                fail(f"THP off here ({modes.strip()!r}): want exit 64 and no file, got {r.returncode}\n{r.stderr}")
+            print("refused: transparent huge pages are off on this host")
+            return
+        if r.returncode != 0:
+            fail(f"exit {r.returncode}\n{r.stderr}")
+        doc = json.load(open(out))
+        if doc["devices"] != {"memory": "host", "huge_pages": True}:
+            fail(f"devices: {doc['devices']}")
+        got = {(x["collective"], x["bytes"], x["placement"]) for x in doc["rows"] if x["wrong"] == 0}
+        want = {(c, b, p) for c in ("allreduce", "alltoall") for b in (2 << 20, 4 << 20, 8 << 20)
+                for p in ("out-of-place", "in-place")}
+        if got != want:
+            fail(f"rows checked right: {sorted(got)}, want {sorted(want)}")
+        r = run(mpirun(2, "allreduce", "-b", "8", "-e", "8", "-n", "1", "-J", out))
+        if r.returncode != 0 or json.load(open(out))["devices"]["huge_pages"] is not False:
+            fail(f"without the flag: exit {r.returncode}, devices {json.load(open(out)).get('devices')}")
+    print("huge-page buffers: every row right, recorded in the JSON")
+
+
 def main():
     global ARGS
     print(f"seed {SEED} (SMDDP_TEST_SEED={SEED} replays it)")

@@ -67,6 +67,7 @@ def refused(what, r, needle, under_mpirun=False):
 # --csv naming files in a directory where result files already exist.
 BAD = [
     (["-e", "9223372036854775808"], {}, "maxbytes"),
+    (["--huge-pages", "--mem", "cuda"], {}, "host buffers only"),
     (["-b", "1.5"], {}, "minbytes"),
     (["-T", "inf"], {}, "timeout"),
     (["-T", "nan"], {}, "timeout"),
