@@ -115,8 +115,6 @@ std::optional<double> nccl_tests_min_bw() {
   return x;
 }
 
-}  // namespace
-
 // --huge-pages asks the kernel for transparent huge pages (madvise); where
 // the host has them off, or the buffers are device memory, it is refused.
 void check_huge_pages(MemoryKind mem) {
@@ -131,6 +129,8 @@ void check_huge_pages(MemoryKind mem) {
                      modes + ")");
   }
 }
+
+}  // namespace
 
 void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   // nccl-tests: a repeated flag takes its last value.
