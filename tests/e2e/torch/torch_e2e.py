@@ -235,7 +235,7 @@ def check_schema(doc, who):
         fail(f"{who}.versions: {doc['versions']}")
     for r in doc["ranks"]:
         check_keys(r, {"rank": int, "host": str, "node": int}, {}, f"{who}.ranks[]")
-    check_keys(doc["devices"], {"memory": str}, {}, f"{who}.devices")
+    check_keys(doc["devices"], {"memory": str}, {"huge_pages": bool}, f"{who}.devices")
     if doc["devices"]["memory"] not in ("host", "cuda"):
         fail(f"{who}.devices.memory {doc['devices']['memory']!r}")
     for i, r in enumerate(doc["rows"]):
