@@ -83,6 +83,8 @@ mutation allreduce_halving_doubling_wrong_slot "$A/allreduce/halving_doubling.cc
   's/reduce_into\(at\(call\.recv, offset\(keep_lo\)\), tmp,/reduce_into(at(call.recv, offset(give_lo)), tmp,/'
 mutation allreduce_halving_doubling_skip_fixup "$A/allreduce/halving_doubling.cc" mpi_collectives_np3 allreduce \
   's/reduce_into\(call\.recv, tmp, call\.count, call\.dtype, call\.op\);/(void)tmp;  \/\/ fix-up partner dropped/'
+mutation allreduce_halving_doubling_width_as_mask "$A/allreduce/halving_doubling.cc" mpi_collectives_np4_vnodes2 allreduce \
+  's/lo - \(hi - lo\) : hi;/lo - mask : hi;/'
 mutation allreduce_recursive_doubling_wrong_partner "$A/allreduce/recursive_doubling.cc" mpi_collectives_np4 allreduce \
   's/hd\.real_rank\(v \^ mask\)/hd.real_rank(v ^ 1)/'
 mutation allreduce_recursive_doubling_skip_fixup "$A/allreduce/recursive_doubling.cc" mpi_collectives_np3 allreduce \

@@ -2,8 +2,8 @@
 # One command for one row of docs/performance-multinode.md: brings up a
 # network-namespace cluster of HOSTS hosts (2 ranks each), measures the
 # link's own capacity with iperf3 (one stream, then both directions at
-# once), runs the allreduce sweep with the sharded, ring and hierarchical
-# algorithms, the selector's choice (auto), MPI_Allreduce's default decision
+# once), runs the allreduce sweep with the sharded, ring, halving_doubling
+# and hierarchical algorithms, the selector's choice (auto), MPI_Allreduce's default decision
 # and each of Open MPI's tuned algorithms forced in turn (--backend
 # mpi:NAME; SMDDP_MEASURE_MPI_TUNED lists them, empty for none), and prints
 # a markdown section (p50 time per size, bus bandwidth, best smddp against
@@ -54,7 +54,7 @@ iperf "$work/iperf_bidir.json" --bidir
 
 np=$((2 * hosts))
 common=(allreduce -b 8 -e "$max" -f 2 -n "$iters" -w 2 --out-of-place --per-iteration -q -T 600)
-for algo in sharded ring hierarchical auto; do
+for algo in sharded ring halving_doubling hierarchical auto; do
   echo "measure.sh: smddp $algo" >&2
   "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --transport fabric \
     --algorithm "$algo" -J "$work/$algo.json" >"$work/$algo.log" 2>&1 ||

@@ -11,7 +11,7 @@ import glob
 import json
 import os
 
-ALGOS = ["sharded", "ring", "hierarchical", "auto"]
+ALGOS = ["sharded", "ring", "halving_doubling", "hierarchical", "auto"]
 SHOWN = [8, 64, 512, 4 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20,
          256 << 20]
 
@@ -70,8 +70,9 @@ def main():
     print("p50 time per call in µs (below 64 KiB) or bus bandwidth in GB/s (from 64 KiB), "
           "busbw = bytes/p50 x 2(n-1)/n; best MPI: the faster of its default decision and every tuned "
           f"algorithm forced ({', '.join(tuned) if tuned else 'none run'}):\n")
-    print("| size | sharded | ring | hierarchical | auto (chose) | MPI default | best MPI tuned | best smddp / best MPI |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    columns = ALGOS[:-1] + ["auto (chose)", "MPI default", "best MPI tuned", "best smddp / best MPI"]
+    print("| size | " + " | ".join(columns) + " |")
+    print("| ---: |" + " ---: |" * len(columns))
     busbw = lambda size, t: size / t / 1e3 * bus
     best_large = 0.0
     verdicts = []

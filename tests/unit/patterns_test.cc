@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 using namespace smddp::patterns;
 
@@ -68,6 +69,19 @@ TEST(Patterns, HalvingDoublingFixup) {
   HalvingDoubling pow2(8);
   EXPECT_EQ(pow2.extra, 0);
   for (int r = 0; r < 8; ++r) EXPECT_EQ(pow2.virtual_rank(r), r);
+}
+
+TEST(Patterns, HalvingDoublingPutsNodeMatesFirst) {
+  using V = std::vector<int>;
+  EXPECT_EQ(HalvingDoubling(8).masks, (V{4, 2, 1}));                        // no nodes: largest first
+  EXPECT_EQ(HalvingDoubling(8, {0, 0, 1, 1, 2, 2, 3, 3}).masks, (V{1, 4, 2}));  // 4 nodes of 2, by slot
+  EXPECT_EQ(HalvingDoubling(8, {0, 0, 0, 0, 1, 1, 1, 1}).masks, (V{2, 1, 4}));  // 2 nodes of 4
+  EXPECT_EQ(HalvingDoubling(8, {0, 1, 2, 3, 0, 1, 2, 3}).masks, (V{4, 2, 1}));  // by node: 4 apart
+  EXPECT_EQ(HalvingDoubling(4, {0, 1, 0, 1}).masks, (V{2, 1}));
+  // 6 ranks on 2 nodes of 3: virtual ranks 0-3 are real 1, 3, 4, 5; masks 1
+  // and 2 each pair two of them on one node, so the tie keeps 2 first.
+  EXPECT_EQ(HalvingDoubling(6, {0, 0, 0, 1, 1, 1}).masks, (V{2, 1}));
+  EXPECT_TRUE(HalvingDoubling(1).masks.empty());
 }
 
 // Every non-root has exactly one parent, parents and children agree, and

@@ -83,15 +83,19 @@ TEST(Schedule, HalvingDoublingFixUpForSixRanks) {
   EXPECT_EQ(s.steps.back().reduced, 0u);
 }
 
-TEST(Schedule, HalvingDoublingAcrossHostsHasAllLocalRanksCrossing) {
-  // 2 hosts x 2 ranks: the first halving pairs rank r with r^2 (the other host).
-  const Schedule s = make1(Collective::AllReduce, "halving_doubling", 2, 2, 1 << 20);
+TEST(Schedule, HalvingDoublingAcrossHostsHalvesInsideTheHostFirst) {
+  // 2 hosts x 2 ranks: the first halving pairs rank r with r^1 (its host's
+  // other rank) over half the vector; only a quarter crosses each way.
+  const uint64_t S = 1 << 20;
+  const Schedule s = make1(Collective::AllReduce, "halving_doubling", 2, 2, S);
   ASSERT_EQ(s.steps.size(), 4u);
-  EXPECT_EQ(s.steps[0].tier, Tier::Network);
-  EXPECT_EQ(s.steps[0].flows, 2);
-  EXPECT_EQ(s.steps[1].tier, Tier::Shm);  // r^1 stays on the host
-  EXPECT_EQ(s.steps[2].tier, Tier::Shm);
-  EXPECT_EQ(s.steps[3].tier, Tier::Network);
+  const Tier tiers[] = {Tier::Shm, Tier::Network, Tier::Network, Tier::Shm};
+  const uint64_t bytes[] = {S / 2, S / 4, S / 4, S / 2};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.steps[i].tier, tiers[i]) << i;
+    EXPECT_EQ(s.steps[i].bytes, bytes[i]) << i;
+  }
+  EXPECT_EQ(s.steps[1].flows, 2);  // both of a host's ranks cross at once
 }
 
 TEST(Schedule, RecursiveDoublingAllreduceExchangesTheWholeVector) {

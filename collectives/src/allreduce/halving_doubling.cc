@@ -3,7 +3,10 @@
 // power of two, the first 2*(n-p) ranks pair up first: the even one hands
 // its vector to the odd one and sits out, and gets the result back at the
 // end (the fix-up). Blocks are balanced over the p virtual ranks; `lo..hi`
-// is the range of blocks a rank is still responsible for.
+// is the range of blocks a rank is still responsible for. Partners on the
+// same node come first (patterns.h), so the large halves stay in the node.
+#include <vector>
+
 #include "algorithms/catalog.h"
 #include "smddp/reduce.h"
 
@@ -13,7 +16,9 @@ void allreduce_halving_doubling(Context& ctx, const Group& g, const Call& call) 
   const size_t es = call.esize();
   const size_t bytes = call.count * es;
   copy_if_distinct(call.recv, call.send, bytes);
-  const patterns::HalvingDoubling hd(g.size());
+  std::vector<int> node_of;
+  for (int r : g.ranks) node_of.push_back(ctx.topo.node_of[r]);
+  const patterns::HalvingDoubling hd(g.size(), node_of);
   const int me = g.me;
   char* tmp = ctx.scratch.get(ScratchSlot::Incoming, bytes);
 
@@ -31,7 +36,7 @@ void allreduce_halving_doubling(Context& ctx, const Group& g, const Call& call) 
     const auto blocks = patterns::Partition::balanced(call.count, hd.pof2);
     auto offset = [&](int b) { return blocks.offset(b) * es; };
     int lo = 0, hi = hd.pof2;
-    for (int mask = hd.pof2 / 2; mask >= 1; mask /= 2) {
+    for (int mask : hd.masks) {
       const int partner = hd.real_rank(v ^ mask);
       const int mid = lo + (hi - lo) / 2;
       const bool keep_low = (v & mask) == 0;
@@ -44,10 +49,11 @@ void allreduce_halving_doubling(Context& ctx, const Group& g, const Call& call) 
       lo = keep_lo;
       hi = keep_hi;
     }
-    for (int mask = 1; mask < hd.pof2; mask *= 2) {
+    for (auto m = hd.masks.rbegin(); m != hd.masks.rend(); ++m) {
+      const int mask = *m;
       const int partner = hd.real_rank(v ^ mask);
-      const int their_lo = (v & mask) ? lo - mask : hi;
-      const int their_hi = their_lo + mask;
+      const int their_lo = (v & mask) ? lo - (hi - lo) : hi;  // the other half we split
+      const int their_hi = their_lo + (hi - lo);
       ctx.exchange(g, partner, at(call.recv, offset(lo)), offset(hi) - offset(lo), partner,
                    at(call.recv, offset(their_lo)), offset(their_hi) - offset(their_lo));
       lo = std::min(lo, their_lo);

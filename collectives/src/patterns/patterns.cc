@@ -1,5 +1,8 @@
 #include "patterns/patterns.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace smddp::patterns {
 
 int mod(int a, int n) { return ((a % n) + n) % n; }
@@ -26,7 +29,20 @@ size_t Partition::length(int i) const {
   return base + (static_cast<size_t>(i) < rem ? 1 : 0);
 }
 
-HalvingDoubling::HalvingDoubling(int n_) : n(n_), pof2(pow2_floor(n_)), extra(n_ - pow2_floor(n_)) {}
+HalvingDoubling::HalvingDoubling(int n_, const std::vector<int>& node_of)
+    : n(n_), pof2(pow2_floor(n_)), extra(n_ - pow2_floor(n_)) {
+  std::vector<std::pair<int, int>> by_locality;  // (-pairs on one node, -mask)
+  for (int mask = pof2 / 2; mask >= 1; mask /= 2) {
+    int local = 0;
+    for (int v = 0; v < pof2 && !node_of.empty(); ++v) {
+      local += node_of[real_rank(v)] == node_of[real_rank(v ^ mask)];
+    }
+    by_locality.emplace_back(-local, -mask);
+  }
+  std::sort(by_locality.begin(), by_locality.end());
+  for (const auto& [local, mask] : by_locality) masks.push_back(-mask);
+}
+
 
 int HalvingDoubling::virtual_rank(int rank) const {
   if (rank < 2 * extra) return rank % 2 == 0 ? -1 : rank / 2;

@@ -35,12 +35,21 @@ struct Partition {
 // first 2*extra ranks pair up, even ranks hand their data to the odd one and
 // sit out; the remaining p = pow2_floor(n) ranks run the power-of-two
 // exchange under "virtual" ranks 0..p-1.
+//
+// The halving runs over the partner distances (masks) in `masks` order, the
+// doubling in reverse. The first halving moves half the vector, the last
+// 1/p of it, so the distances whose partners share a node come first: with
+// `node_of` (node id by rank; empty: all apart), masks pairing more ranks on
+// one node go earlier, ties larger mask first. With node-mates at adjacent
+// ranks that is Open MPI's and MPICH's order (mask 1 first), and each rank
+// sends 1/L of the vector between nodes instead of (p-1)/p of it.
 struct HalvingDoubling {
   int n = 1;
   int pof2 = 1;
   int extra = 0;  // n - pof2
+  std::vector<int> masks;
 
-  explicit HalvingDoubling(int n);
+  explicit HalvingDoubling(int n, const std::vector<int>& node_of = {});
   // Virtual rank of `rank`, or -1 when it sits out.
   int virtual_rank(int rank) const;
   // Real rank of virtual rank v.

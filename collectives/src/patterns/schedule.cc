@@ -66,6 +66,14 @@ class Builder {
     return gs;
   }
 
+  // Host by group index (every group of a kind sits alike).
+  std::vector<int> hosts_of(Kind k) const {
+    const auto gs = groups(k);
+    std::vector<int> h;
+    for (int r : gs.front()) h.push_back(r / topo_.ranks_per_host);
+    return h;
+  }
+
   // One step of `xs` run by every group of `k` at once.
   void transfers(Kind k, std::string phase, const std::vector<Xfer>& xs, uint64_t reduced) {
     const auto gs = groups(k);
@@ -266,14 +274,14 @@ void broadcast_tree(Builder& b, Kind k, uint64_t bytes, int root, const std::str
 void allreduce_halving_doubling(Builder& b, Kind k, uint64_t count, const std::string& ph) {
   const int n = group_size(b, k);
   const size_t es = b.es();
-  const patterns::HalvingDoubling hd(n);
+  const patterns::HalvingDoubling hd(n, b.hosts_of(k));
   std::vector<Xfer> fix;
   for (int r = 0; r < 2 * hd.extra; r += 2) fix.push_back({r, hd.fixup_partner(r), count * es});
   if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, count * es);
   const auto blocks = Partition::balanced(count, hd.pof2);
   // Per virtual rank, the block range [lo, hi) it still holds.
   std::vector<int> lo(hd.pof2, 0), hi(hd.pof2, hd.pof2);
-  for (int mask = hd.pof2 / 2; mask >= 1; mask /= 2) {
+  for (int mask : hd.masks) {
     std::vector<Xfer> xs;
     uint64_t reduced = 0;
     for (int v = 0; v < hd.pof2; ++v) {
@@ -288,14 +296,16 @@ void allreduce_halving_doubling(Builder& b, Kind k, uint64_t count, const std::s
     }
     b.transfers(k, ph + " halving", xs, reduced);
   }
-  for (int mask = 1; mask < hd.pof2; mask *= 2) {
+  for (auto m = hd.masks.rbegin(); m != hd.masks.rend(); ++m) {
+    const int mask = *m;
     std::vector<Xfer> xs;
     std::vector<int> nlo(lo), nhi(hi);
     for (int v = 0; v < hd.pof2; ++v) {
       xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), (blocks.offset(hi[v]) - blocks.offset(lo[v])) * es});
-      const int their_lo = (v & mask) ? lo[v] - mask : hi[v];
+      const int width = hi[v] - lo[v];
+      const int their_lo = (v & mask) ? lo[v] - width : hi[v];
       nlo[v] = std::min(lo[v], their_lo);
-      nhi[v] = std::max(hi[v], their_lo + mask);
+      nhi[v] = std::max(hi[v], their_lo + width);
     }
     lo = nlo;
     hi = nhi;

@@ -17,7 +17,7 @@ def render(sizes, mpi_factor, tuned_factor=None, link_gbs=None):
         if link_gbs:
             with open(os.path.join(d, "iperf_one.json"), "w") as f:
                 json.dump({"end": {"sum_received": {"bits_per_second": link_gbs * 8e9}}}, f)
-        names = ["sharded", "ring", "hierarchical", "auto", "mpi"] + (["mpi-ring"] if tuned_factor else [])
+        names = ["sharded", "ring", "halving_doubling", "hierarchical", "auto", "mpi"] + (["mpi-ring"] if tuned_factor else [])
         for name in names:
             factor = {"mpi": mpi_factor, "mpi-ring": tuned_factor}.get(name, 1.0)
             rows = [{"bytes": b, "wrong": 0, "algorithm": "ring",
