@@ -137,7 +137,7 @@ mutation alltoall_pairwise_wrong_chunk "$A/alltoall/pairwise.cc" mpi_collectives
 mutation alltoall_shm_direct_wrong_slot "$A/alltoall/shm_direct.cc" mpi_collectives_np4 alltoall \
   's/s\.stage\(p\) \+ me \* chunk \* es/s.stage(p) + ((me + 1) % n) * chunk * es/'
 mutation alltoall_cma_wrong_chunk "$A/alltoall/cma.cc" mpi_collectives_np4 alltoall \
-  's/at\(s\.exposed\(p\), me \* block\)/at(s.exposed(p), p * block)/'
+  's/at\(output, me \* block\)/at(output, p * block)/'
 # barrier
 mutation barrier_dissemination_noop "$A/barrier/dissemination.cc" mpi_collectives_np4 barrier \
   's/(const Group& g, const Call&\) \{\n)/$1  if (g.size() > 0) return;  \/\/ no-op\n/'

@@ -10,7 +10,8 @@
 # Environment: SMDDP_PERF_MAXBYTES (256M), SMDDP_PERF_ITERS (20),
 # SMDDP_PERF_BIND (mpirun --bind-to value, default none; "default" leaves
 # mpirun's own binding), SMDDP_PERF_TUNED=0 skips the forced algorithms,
-# SMDDP_PERF_RANKS (rank counts, default "2 4").
+# SMDDP_PERF_RANKS (rank counts, default "2 4"), SMDDP_PERF_COLLECTIVES
+# (default "allreduce allgather reducescatter broadcast alltoall").
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -21,6 +22,7 @@ iters=${SMDDP_PERF_ITERS:-20}
 bind=${SMDDP_PERF_BIND:-none}
 tuned=${SMDDP_PERF_TUNED:-1}
 read -r -a rank_counts <<<"${SMDDP_PERF_RANKS:-2 4}"
+read -r -a collectives <<<"${SMDDP_PERF_COLLECTIVES:-allreduce allgather reducescatter broadcast alltoall}"
 
 # launcher NP: the mpirun words for NP ranks.
 launcher() {
@@ -78,7 +80,7 @@ table() {
 
 echo "## smddp vs Open MPI on $(hostname) ($(nproc) cores), $(date -u +%Y-%m-%d), --bind-to $bind"
 for np in "${rank_counts[@]}"; do
-  for coll in allreduce allgather reducescatter broadcast alltoall; do
+  for coll in "${collectives[@]}"; do
     table "$np" "$coll"
   done
 done

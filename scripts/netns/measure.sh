@@ -3,8 +3,8 @@
 # network-namespace cluster of HOSTS hosts (2 ranks each), measures the
 # link's own capacity with iperf3 (one stream, then both directions at
 # once), runs the allreduce sweep with the sharded, ring, halving_doubling
-# and hierarchical algorithms, the selector's choice (auto), MPI_Allreduce's default decision
-# and each of Open MPI's tuned algorithms forced in turn (--backend
+# and hierarchical algorithms, the selector's choice (auto), MPI_Allreduce's
+# default decision and each of Open MPI's tuned algorithms forced in turn (--backend
 # mpi:NAME; SMDDP_MEASURE_MPI_TUNED lists them, empty for none), and prints
 # a markdown section (p50 time per size, bus bandwidth, best smddp against
 # the best MPI).

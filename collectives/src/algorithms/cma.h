@@ -17,4 +17,11 @@ inline void read(const Context& ctx, int local, void* local_buf, const void* rem
   cma_read(static_cast<pid_t>(ctx.topo.pids[rank]), local_buf, remote, bytes, rank, ctx.topo);
 }
 
+// Copies `bytes` at `local_buf` to `remote` in local rank `local`'s memory.
+inline void write(const Context& ctx, int local, void* remote, const void* local_buf, size_t bytes) {
+  if (bytes == 0) return;
+  const int rank = ctx.topo.node_ranks[ctx.topo.node][local];
+  cma_write(static_cast<pid_t>(ctx.topo.pids[rank]), remote, local_buf, bytes, rank, ctx.topo);
+}
+
 }  // namespace smddp::cma

@@ -35,12 +35,6 @@ struct Exposed {
   void* recv;
 };
 
-void write_to(const Context& ctx, int local, void* remote, const void* local_buf, size_t bytes) {
-  if (bytes == 0) return;
-  const int rank = ctx.topo.node_ranks[ctx.topo.node][local];
-  cma_write(static_cast<pid_t>(ctx.topo.pids[rank]), remote, local_buf, bytes, rank, ctx.topo);
-}
-
 }  // namespace
 
 void allreduce_cma(Context& ctx, const Group&, const Call& call) {
@@ -96,7 +90,7 @@ void allreduce_cma(Context& ctx, const Group&, const Call& call) {
     if (replicated) continue;
     for (int i = 1; i < n; ++i) {
       const int p = (me + i) % n;  // spread the writers over the peers
-      write_to(ctx, p, at(peers[p].recv, at_bytes), result, c * es);
+      cma::write(ctx, p, at(peers[p].recv, at_bytes), result, c * es);
     }
   }
   s.finish();

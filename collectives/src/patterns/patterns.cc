@@ -43,7 +43,6 @@ HalvingDoubling::HalvingDoubling(int n_, const std::vector<int>& node_of)
   for (const auto& [local, mask] : by_locality) masks.push_back(-mask);
 }
 
-
 int HalvingDoubling::virtual_rank(int rank) const {
   if (rank < 2 * extra) return rank % 2 == 0 ? -1 : rank / 2;
   return rank - extra;

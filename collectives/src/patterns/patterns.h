@@ -41,8 +41,9 @@ struct Partition {
 // 1/p of it, so the distances whose partners share a node come first: with
 // `node_of` (node id by rank; empty: all apart), masks pairing more ranks on
 // one node go earlier, ties larger mask first. With node-mates at adjacent
-// ranks that is Open MPI's and MPICH's order (mask 1 first), and each rank
-// sends 1/L of the vector between nodes instead of (p-1)/p of it.
+// ranks that is Open MPI's and MPICH's order (mask 1 first): on H nodes of
+// L ranks each rank sends (H-1)/(HL) of the vector between nodes per phase,
+// not (H-1)/H.
 struct HalvingDoubling {
   int n = 1;
   int pof2 = 1;
