@@ -57,7 +57,10 @@ for corpus in "$SMDDP_ROOT"/fuzz/corpus/*/; do
   log="$logs/$target.log"
   # Leaks are findings too (those inside libraries we do not own: fuzz/lsan.supp); a run
   # that stops early (a crash) leaves its input in findings/.
-  if (cd "$work" && LSAN_OPTIONS="suppressions=$SMDDP_ROOT/fuzz/lsan.supp" nice "$dir/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
+  # IPATH_NO_BACKTRACE: libinfinipath (libfabric's psm provider, loaded with
+  # the engine) otherwise replaces the sanitizers' fatal-signal handlers and
+  # a crash ends with no report and no input.
+  if (cd "$work" && IPATH_NO_BACKTRACE=1 LSAN_OPTIONS="suppressions=$SMDDP_ROOT/fuzz/lsan.supp" nice "$dir/fuzz/fuzz_$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=20 \
     -print_final_stats=1 -artifact_prefix="$findings/$target/" "$work/$target") >"$log" 2>&1; then
     echo "fuzz $target: $(grep -m1 '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs in ${seconds} s, nothing found"
   else

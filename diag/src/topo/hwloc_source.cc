@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
@@ -296,6 +297,10 @@ bool hwloc_loads_in_child(const std::string& path) {
 Topology load_hwloc_xml(const std::string& path) {
   std::ifstream probe(path);
   if (!probe) throw UsageError("--hwloc-xml '" + path + "': cannot read: " + std::strerror(errno));
+  // A directory opens as a stream and fails only when read.
+  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
+    throw UsageError("--hwloc-xml '" + path + "': is a directory");
+  }
   const std::string text((std::istreambuf_iterator<char>(probe)), std::istreambuf_iterator<char>());
   try {
     check_hwloc_document(parse_xml(text), path);

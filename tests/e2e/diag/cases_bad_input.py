@@ -43,6 +43,7 @@ def bad_input(tmp):
         (["preflight", "--profile", "local", "--json", "/nonexistent/dir/r.json"], "does not exist"),
         (["preflight"], "--profile is required"),
         (["topo", "--hwloc-xml", os.path.join(tmp, "nope.xml")], "cannot read"),
+        (["topo", "--hwloc-xml", tmp], "is a directory"),
         (["topo", "--hwloc-xml", write("garbage.xml", "this is not xml\n")], "not a valid hwloc XML topology"),
         (["topo", "--hwloc-xml", truncated], "not a valid hwloc XML topology"),
         (["topo", "--nccl-topo", os.path.join(tmp, "nope.xml")], "cannot read"),
