@@ -40,9 +40,15 @@ class ProfileReader {
 
   // yaml-cpp keeps both entries of a repeated key and finds the first:
   // refuse them, naming both lines, in every mapping of the document.
-  void refuse_duplicate_keys(const YAML::Node& node, const std::string& where) const {
+  // An alias can name its own anchor (`&a [*a]`: a cycle) or repeat a large
+  // node many times over; depth and node budgets keep the walk finite.
+  void refuse_duplicate_keys(const YAML::Node& node, const std::string& where, int depth = 0) {
+    constexpr int kMaxDepth = 32;
+    constexpr long kMaxNodes = 100000;
+    if (depth > kMaxDepth) fail(node, fmt::format("nested deeper than {} levels (an alias inside its own anchor?)", kMaxDepth));
+    if (++walked_ > kMaxNodes) fail(node, fmt::format("more than {} nodes once aliases are expanded", kMaxNodes));
     if (node.IsSequence()) {
-      for (const auto& item : node) refuse_duplicate_keys(item, where);
+      for (const auto& item : node) refuse_duplicate_keys(item, where, depth + 1);
       return;
     }
     if (!node.IsMap()) return;
@@ -53,7 +59,7 @@ class ProfileReader {
       if (auto [it, fresh] = seen.emplace(key, line); !fresh) {
         fail(kv.first, fmt::format("duplicate key '{}{}' (first on line {}, again on line {})", where, key, it->second, line));
       }
-      refuse_duplicate_keys(kv.second, where + key + ".");
+      refuse_duplicate_keys(kv.second, where + key + ".", depth + 1);
     }
   }
 
@@ -91,6 +97,8 @@ class ProfileReader {
   }
 
  private:
+  long walked_ = 0;  // nodes visited by refuse_duplicate_keys
+
   std::string scalar(const YAML::Node& node, const std::string& key) const {
     if (!node.IsScalar()) fail(node, key + ": expected a string");
     return node.Scalar();

@@ -35,6 +35,7 @@ def bad_input(tmp):
         (["preflight", "--profile", write("required.yaml", "checks:\n  gpu_count: {}\n")], "missing required parameter 'expected'"),
         (["preflight", "--profile", write("negative.yaml", "checks:\n  clock_skew: {max_ms: 1, samples: 0}\n")], "must be at least 1"),
         (["preflight", "--profile", write("nochecks.yaml", "name: x\n")], "no 'checks' mapping"),
+        (["preflight", "--profile", write("selfalias.yaml", "checks: &c\n  memlock: *c\n")], "nested deeper than 32 levels"),
         (["preflight", "--profile", write("topkey.yaml", "name: x\nchecks: {memlock: {min: 1}}\nextra: 1\n")], "unknown key 'extra'"),
         (["preflight", "--profile", "no-such-profile"], "unknown profile 'no-such-profile' (known: g4dn, g5, g5.48xlarge, g6, g6.48xlarge, g6e, g6e.48xlarge, local, p3, p3dn.24xlarge, p4d.24xlarge, p4de.24xlarge, p5.48xlarge, p5e.48xlarge"),
         (["preflight", "--profile", os.path.join(tmp, "missing.yaml")], "cannot read"),

@@ -1,5 +1,6 @@
 // Unit tests of the preflight fixes of issues 15 and 16: duplicate profile
 // keys, "any" counts, the setup fingerprint and drain reasons.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "preflight/profile.h"
@@ -26,6 +27,20 @@ TEST(FixProfile, DuplicateKeysNameBothLines) {
             "profile 'p.yaml': line 2: duplicate key 'name' (first on line 1, again on line 2)");
   EXPECT_EQ(profile_error("checks:\n  shm_size:\n    min: 1GiB\n    path: /a\n    min: 2GiB\n"),
             "profile 'p.yaml': line 5: duplicate key 'checks.shm_size.min' (first on line 3, again on line 5)");
+}
+
+// An alias inside its own anchor is a cycle in yaml-cpp's node graph, and
+// nested aliases multiply: both end in one error, not a crash or a hang.
+TEST(FixProfile, CyclicAndExplodingAliasesAreRefused) {
+  EXPECT_NE(profile_error("a: &x [*x]\n").find("nested deeper than 32 levels"), std::string::npos);
+  EXPECT_NE(profile_error("checks: &c\n  memlock: *c\n").find("nested deeper than 32 levels"), std::string::npos);
+  std::string bomb = "a: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n";
+  for (int i = 1; i < 8; ++i) {
+    bomb += fmt::format("a{}: &a{} [", i, i);
+    for (int j = 0; j < 10; ++j) bomb += fmt::format("{}*a{}", j ? ", " : "", i - 1);
+    bomb += "]\n";
+  }
+  EXPECT_NE(profile_error(bomb).find("more than 100000 nodes once aliases are expanded"), std::string::npos);
 }
 
 TEST(FixProfile, CountOrAny) {
