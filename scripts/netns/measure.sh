@@ -10,7 +10,11 @@
 # the best MPI).
 # The cluster is torn down on exit, also on failure.
 #
-#   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--bench PATH]
+#   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--bench PATH]
+#
+# --transport picks smddp's network transport between hosts: fabric (the
+# default here: libfabric tcp;ofi_rxm) or auto/mpi (Open MPI's point to
+# point, what `auto` takes where no EFA is present).
 #
 # The machine's load average is printed before and after: other work on the
 # same cores shows up in every number here.
@@ -18,18 +22,20 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-hosts=${1:?usage: measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--bench PATH]}
+hosts=${1:?usage: measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--bench PATH]}
 shift
-shaping=() max=256M iters=10 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
+shaping=() max=256M iters=10 transport=fabric bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
 while [ $# -gt 0 ]; do
   case $1 in
     --rate | --delay | --loss) shaping+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -e) max=${2:?}; shift 2 ;;
     -n) iters=${2:?}; shift 2 ;;
+    --transport) transport=${2:?}; shift 2 ;;
     --bench) bench=${2:?}; shift 2 ;;
     *) echo "measure.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
+case $transport in fabric | mpi | auto) ;; *) echo "measure.sh: --transport $transport: expected fabric, mpi or auto" >&2; exit 64 ;; esac
 [ -x "$bench" ] || { echo "measure.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
 
 export SMDDP_NETNS_NAME=smeas SMDDP_NETNS_NET=240
@@ -56,7 +62,7 @@ np=$((2 * hosts))
 common=(allreduce -b 8 -e "$max" -f 2 -n "$iters" -w 2 --out-of-place --per-iteration -q -T 600)
 for algo in sharded ring halving_doubling hierarchical auto; do
   echo "measure.sh: smddp $algo" >&2
-  "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --transport fabric \
+  "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --transport "$transport" \
     --algorithm "$algo" -J "$work/$algo.json" >"$work/$algo.log" 2>&1 ||
     echo "measure.sh: $algo failed, see below" >&2
 done
@@ -73,4 +79,4 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$HERE/perf_table.py" --dir "$work" --hosts "$hosts" --shaping "${shaping[*]:-none}" \
   --load "$load_before -> $load_after" --cpus "$(nproc)" \
-  --command "scripts/netns/measure.sh $hosts${shaping[*]:+ ${shaping[*]}} -e $max -n $iters"
+  --command "scripts/netns/measure.sh $hosts${shaping[*]:+ ${shaping[*]}} -e $max -n $iters --transport $transport"

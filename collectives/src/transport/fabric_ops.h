@@ -20,6 +20,7 @@ struct FabricOp {
   fi_context2 context;  // first member: libfabric hands &context back as op_context
   enum class Kind : uint8_t { Data, Ping, Sink } kind = Kind::Data;
   bool send = false;
+  bool posted = false;  // Data: handed to libfabric, not yet complete
   Request* request = nullptr;  // Data: the request this piece belongs to
   int peer = -1;
   char* buf = nullptr;

@@ -10,7 +10,8 @@
 // the sender is in the tag, so FI_DIRECTED_RECV is not needed.
 //
 // Pieces. A request larger than the piece size (the provider's max_msg_size,
-// or SMDDP_FABRIC_MAX_MSG) is posted as several tagged messages at once.
+// or SMDDP_FABRIC_MAX_MSG) is posted as several tagged messages, up to
+// kMaxPostedPerDirection sends and as many receives in flight at a time.
 // Each posted piece is an Op from a pool that only grows to the high-water
 // mark: no allocation per message in steady state. Sends that fit the
 // provider's inject size go out with fi_tinject and complete at once.
@@ -60,6 +61,11 @@ constexpr auto kPingInterval = std::chrono::milliseconds(200);
 constexpr int kCompletionBatch = 32;
 constexpr unsigned kIdlePollEvery = 16;  // progress() calls between CQ reads when idle
 constexpr unsigned kServeEvery = 4096;   // progress() calls between liveness accepts
+// Data pieces handed to libfabric at once, per direction; the rest wait in
+// order. Over tcp;ofi_rxm a request of 4096 pieces or more (a 32 MiB ring
+// step in 4 KiB pieces) posted all at once never completed (measured on 2
+// namespace hosts, docs/engine.md); with this many in flight it does.
+constexpr size_t kMaxPostedPerDirection = 1024;
 // Waiting: poll the queue spin_polls_ times (data is usually microseconds
 // away), then sleep on its descriptor for up to nap_nanos_ at a time: the
 // core goes to the peer that needs it, and the kernel wakes us as soon as
@@ -157,7 +163,7 @@ class FabricTransport final : public Transport {
   }
 
   void progress() override {
-    if (!backlog_.empty()) flush_backlog();
+    if (!waiting_[0].empty() || !waiting_[1].empty()) flush_waiting();
     if ((++serve_polls_ % kServeEvery) == 0) liveness_->serve();
     // Idle: read the queue now and then only, so waits on other transports
     // (shm inside the node) stay cheap while connections still progress.
@@ -215,19 +221,43 @@ class FabricTransport final : public Transport {
     return mr;
   }
 
-  // Posts an op; a full queue (FI_EAGAIN) parks it in the backlog.
+  // Posts an op, or parks it behind those of its direction that wait: the
+  // cap, or a full provider queue (FI_EAGAIN). Control messages (pings, the
+  // sink) keep no order and go ahead of waiting data.
   void submit(Op* op) {
-    ssize_t rc = start(op);
+    std::deque<Op*>& queue = waiting_[op->send];
+    ssize_t rc = queue.empty() || op->kind != Op::Kind::Data ? try_start(op) : -FI_EAGAIN;
     if (rc == -FI_EAGAIN) {
-      backlog_.push_back(op);
+      queue.push_back(op);
     } else if (rc != 0) {
       fail_op(op, rc);
     }
   }
 
+  // 0 when posted, -FI_EAGAIN when it must wait, else libfabric's error.
+  ssize_t try_start(Op* op) {
+    const bool data = op->kind == Op::Kind::Data;
+    if (data && posted_[op->send] >= kMaxPostedPerDirection) return -FI_EAGAIN;
+    ssize_t rc = start(op);
+    if (rc == 0 && data) {
+      op->posted = true;
+      ++posted_[op->send];
+    }
+    return rc;
+  }
+
+  // Stops counting a data op as in flight.
+  void retire(Op* op) {
+    if (op->posted) --posted_[op->send];
+    op->posted = false;
+  }
+
   // Stops tracking an op that will not complete (its request stays pending).
   void forget(Op* op) {
-    if (op->kind == Op::Kind::Data) --active_;
+    if (op->kind == Op::Kind::Data) {
+      --active_;
+      retire(op);
+    }
     if (op->kind == Op::Kind::Ping) ping_done(op->peer);
     release(op);
   }
@@ -248,13 +278,15 @@ class FabricTransport final : public Transport {
     return fi_trecv(ep_->ep, op->buf, op->bytes, op->desc, FI_ADDR_UNSPEC, op->tag, ignore, &op->context);
   }
 
-  void flush_backlog() {
-    while (!backlog_.empty()) {
-      Op* op = backlog_.front();
-      ssize_t rc = start(op);
-      if (rc == -FI_EAGAIN) return;
-      backlog_.pop_front();
-      if (rc != 0) fail_op(op, rc);  // the request stays pending; check_peer reports why
+  void flush_waiting() {
+    for (std::deque<Op*>& queue : waiting_) {
+      while (!queue.empty()) {
+        Op* op = queue.front();
+        ssize_t rc = try_start(op);
+        if (rc == -FI_EAGAIN) break;
+        queue.pop_front();
+        if (rc != 0) fail_op(op, rc);  // the request stays pending; check_peer reports why
+      }
     }
   }
 
@@ -310,6 +342,7 @@ class FabricTransport final : public Transport {
     r.offset += op->bytes;
     if (r.offset == r.bytes) r.done = true;
     --active_;
+    retire(op);
     release(op);
   }
 
@@ -364,7 +397,8 @@ class FabricTransport final : public Transport {
   bool register_buffers_ = false;
   uint64_t next_key_ = 1;
   FabricOpPool pool_;  // after ep_: destroyed (closing registrations) before the domain
-  std::deque<Op*> backlog_;
+  std::deque<Op*> waiting_[2];  // ops not yet posted: [0] receives, [1] sends, in posting order
+  size_t posted_[2] = {0, 0};    // data ops posted and not complete, same index
   std::vector<uint64_t> send_seq_, recv_seq_;
   std::vector<std::string> lost_;  // why each peer is lost; empty while fine
   std::vector<bool> ping_inflight_;
