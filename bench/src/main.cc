@@ -36,7 +36,11 @@ int main(int argc, char** argv) {
   try {
     if (int rc = bench::parse_command_line(argc, argv, options); rc >= 0) return rc;
   } catch (const UsageError& e) {
-    if (is_first_rank()) std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+    if (is_first_rank()) {
+      std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+    } else {
+      config::yield_to_reporting_rank();
+    }
     return bench::kExitUsage;
   }
   // Every SMDDP_* setting, before the supervisor forks and the ranks connect:

@@ -214,6 +214,7 @@ void end_mpi() {
 [[noreturn]] void usage_exit(int rank, const std::string& message) {
   if (rank == 0) std::fprintf(stderr, "smddp-bench: %s\n", message.c_str());
   end_mpi();
+  if (rank != 0) config::yield_to_reporting_rank();
   std::exit(kExitUsage);
 }
 
@@ -324,7 +325,11 @@ int run_benchmark(const BenchOptions& options) {
     check_cuda_device(o);
   } catch (const UsageError& e) {
     const char* launcher = launcher_rank();
-    if (!launcher || std::atoi(launcher) == 0) std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+    if (!launcher || std::atoi(launcher) == 0) {
+      std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+    } else {
+      config::yield_to_reporting_rank();
+    }
     return kExitUsage;
   } catch (const Error& e) {
     std::fprintf(stderr, "smddp-bench: %s\n", e.what());  // a broken GPU node: every rank says so

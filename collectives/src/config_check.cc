@@ -1,11 +1,13 @@
 // config::check: the table's own checks plus those that need the collectives
 // layer (algorithm names against the registry, the tuning file's rules), so
 // that a bad value is refused before any rank connects, never mid-run.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "algorithms/registry.h"
 #include "algorithms/selector.h"
@@ -59,10 +61,16 @@ void check_or_exit(const char* program, unsigned users) {
   } catch (const UsageError& e) {
     // The ranks have not connected: rank 0 is known only from the launcher.
     const char* rank = detail::launcher_rank();
-    if (!rank || std::atoi(rank) == 0) std::fprintf(stderr, "%s: %s\n", program, e.what());
+    if (!rank || std::atoi(rank) == 0) {
+      std::fprintf(stderr, "%s: %s\n", program, e.what());
+    } else {
+      yield_to_reporting_rank();
+    }
     std::fflush(stderr);
     std::exit(64);
   }
 }
+
+void yield_to_reporting_rank() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
 
 }  // namespace smddp::config

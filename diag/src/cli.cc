@@ -21,7 +21,10 @@ constexpr unsigned kUsers = config::kEngine | config::kDiag;
 int usage_error(const std::string& what) {
   // Under a launcher every rank finds the same bad input: rank 0 says it.
   for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    if (const char* r = std::getenv(var); r && std::string(r) != "0") return tools::kExitUsage;
+    if (const char* r = std::getenv(var); r && std::string(r) != "0") {
+      config::yield_to_reporting_rank();
+      return tools::kExitUsage;
+    }
   }
   std::cerr << "smddp-diag: " << what << "\n";
   return tools::kExitUsage;

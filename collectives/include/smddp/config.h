@@ -67,6 +67,12 @@ void check(unsigned users);
 // 64. Never returns on error.
 void check_or_exit(const char* program, unsigned users);
 
+// Under mpirun the first process to exit non-zero ends the job, and a line
+// another rank printed may still be on its way to mpirun and be lost with it
+// (seen: rank 2's exit 64 beat rank 0's usage line). A rank that exits with
+// an error another rank reports calls this first: it waits half a second.
+void yield_to_reporting_rank();
+
 // A further check of a Text setting's value by the program that reads it;
 // it throws UsageError with its own message. Register before check().
 void add_check(std::string_view name, std::function<void(const std::string&)> check);

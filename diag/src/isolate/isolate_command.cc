@@ -25,6 +25,7 @@
 #include "preflight/preflight_metrics.h"
 #include "preflight/profile.h"
 #include "preflight/writers.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
@@ -356,6 +357,7 @@ class IsolateCommand final : public Command {
         };
       } catch (const UsageError&) {
         if (job.rank == 0) throw;
+        config::yield_to_reporting_rank();
         return tools::kExitUsage;
       }
     }
