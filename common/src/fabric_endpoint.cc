@@ -29,26 +29,23 @@ constexpr size_t kCompletionQueueDepth = 4096;
 // libfabric's defaults (docs/engine.md has the measurements). Only when the
 // user set none of these knobs. libfabric reads them once, when it loads its
 // providers on the first fi_getinfo, which Open MPI's ofi components make
-// inside MPI_Init: hence also at load time, below. Every rank runs this same
+// inside MPI_Init: hence at load time, below. Every rank runs this same
 // code, so both ends of a connection agree.
-void default_rxm_buffers() {
-  static const bool once = [] {
-    constexpr const char* kKnobs[][2] = {{"FI_OFI_RXM_BUFFER_SIZE", "65536"},
-                                         {"FI_OFI_RXM_EAGER_LIMIT", "65536"},
-                                         {"FI_OFI_RXM_MSG_RX_SIZE", "32"},
-                                         {"FI_OFI_RXM_MSG_TX_SIZE", "32"}};
-    for (const auto& knob : kKnobs) {
-      if (std::getenv(knob[0])) return false;
-    }
-    for (const auto& knob : kKnobs) setenv(knob[0], knob[1], 0);
-    return true;
-  }();
-  (void)once;
+// Returns whether it set them.
+bool default_rxm_buffers() {
+  constexpr const char* kKnobs[][2] = {{"FI_OFI_RXM_BUFFER_SIZE", "65536"},
+                                       {"FI_OFI_RXM_EAGER_LIMIT", "65536"},
+                                       {"FI_OFI_RXM_MSG_RX_SIZE", "32"},
+                                       {"FI_OFI_RXM_MSG_TX_SIZE", "32"}};
+  for (const auto& knob : kKnobs) {
+    if (std::getenv(knob[0])) return false;
+  }
+  for (const auto& knob : kKnobs) setenv(knob[0], knob[1], 0);
+  return true;
 }
-[[maybe_unused]] const bool kRxmDefaultsAtLoad = (default_rxm_buffers(), true);
+[[maybe_unused]] const bool kRxmDefaultsAtLoad = default_rxm_buffers();
 
 fi_info* make_hints(const std::string& provider) {
-  default_rxm_buffers();
   fi_info* hints = fi_allocinfo();
   if (!hints) throw TransportError("libfabric: fi_allocinfo failed");
   hints->ep_attr->type = FI_EP_RDM;
