@@ -317,9 +317,16 @@ def test_isolate_counters():
             f.write(f'#!/bin/sh\nexec "{ARGS.diag}" --sysfs-root "{roots}/$(hostname)" "$@"\n')
         os.chmod(wrapper, 0o755)
         out = os.path.join(d, "isolate.json")
-        args = ["-np", "2", "--npernode", "1", wrapper, "isolate", *QUICK, "--json", out]
-        with counters_e2e.Writer(counters[c.host(1)]):
+        # QUICK's rounds last a few ms, within which a writer thread starved
+        # on these 2 busy CPUs may not tick (1 run in 3 under load): rounds of
+        # 100 iterations leave it hundreds of its 1 ms periods.
+        longer = {"--iterations": "100", "--stream-iterations": "100"}
+        quick = [longer.get(QUICK[i - 1], v) if i else v for i, v in enumerate(QUICK)]
+        args = ["-np", "2", "--npernode", "1", wrapper, "isolate", *quick, "--json", out]
+        with counters_e2e.Writer(counters[c.host(1)]) as writer:
             r = c.run(*args)
+        if writer.grown < 10:
+            fail(f"the writer ticked {writer.grown} times during isolate: the machine starved it")
         bad, good = named_hosts(r.stdout)
         want = "fabric_counters: moved during the isolate tests: rdmap16s27/1/retrans_pkts +"
         if r.returncode != 1 or set(bad) != {c.host(1)} or want not in bad[c.host(1)] or good != {c.host(0)}:
@@ -328,7 +335,7 @@ def test_isolate_counters():
         if moved.get(c.host(0)) != {"watched": 4, "moved": {}} or \
                 list(moved.get(c.host(1), {}).get("moved", {})) != ["rdmap16s27/1/retrans_pkts"]:
             fail(f"isolate.fabric_counters: {moved}")
-        print(f"named {c.host(1)}: {bad[c.host(1)]}")
+        print(f"named {c.host(1)}: {bad[c.host(1)]} (the writer ticked {writer.grown} times)")
         r = c.run(*args)
         bad, good = named_hosts(r.stdout)
         doc = json.load(open(out))
