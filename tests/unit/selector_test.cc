@@ -58,11 +58,11 @@ TEST(Selector, DefaultsAreOrderedBySize) {
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::MultiNode, 512 << 10).front()->info.name, "sharded");
   EXPECT_EQ(large.front()->info.name, "hierarchical");
   // A cross group alone (one rank per node, hierarchical declines): one
-  // whole-vector exchange per partner up to 16 KiB, halving-doubling above.
+  // whole-vector exchange per partner up to 32 KiB, halving-doubling above.
   auto second = [&](size_t bytes) { return s.candidates(Collective::AllReduce, Scope::MultiNode, bytes)[1]->info.name; };
   EXPECT_EQ(second(8), "recursive_doubling");
-  EXPECT_EQ(second(16 << 10), "recursive_doubling");
-  EXPECT_EQ(second((16 << 10) + 1), "halving_doubling");
+  EXPECT_EQ(second(32 << 10), "recursive_doubling");
+  EXPECT_EQ(second((32 << 10) + 1), "halving_doubling");
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front()->info.name, "shm_direct");
   // Every default names registered algorithms.
   for (const auto& rule : default_rules()) {

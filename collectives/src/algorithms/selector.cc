@@ -16,7 +16,13 @@ namespace {
 
 constexpr size_t kAny = std::numeric_limits<size_t>::max();
 constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound above
-constexpr size_t kSingleExchangeUpTo = 16 * 1024;  // whole-vector exchanges across nodes up to here
+// Whole-vector exchanges across nodes up to here: one round trip per partner
+// instead of halving-doubling's two. At 32 KiB in the cross group it is
+// 0.69x halving-doubling's time on 2 hosts x 1 rank, 0.87x on 4 x 1, and
+// 0.80-0.90x of the 64 KiB allreduce on 2 and 4 hosts x 2 ranks
+// (docs/performance.md, issue 17); its extra bytes on 4 nodes (2S against
+// 1.5S) cost less than the two rounds it saves, on shared cores.
+constexpr size_t kSingleExchangeUpTo = 32 * 1024;
 constexpr size_t kShardedUpTo = 1024 * 1024;  // sharded allreduce across nodes up to here
 // Around here single-copy (cma) algorithms inside a node start to win:
 // below, their extra synchronisation costs more than the copy they save.
