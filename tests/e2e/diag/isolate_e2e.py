@@ -15,6 +15,7 @@ Cases:
       the run's bound (rounds x per-round bound), the job ends
   isolate_healthy    the unshaped cluster, 5 runs in a row with the default
       limits (one with 2 ranks per host, one bisecting): nobody named, exit 0
+      (a run that names a host is run once more; named twice in a row fails)
   baseline_gate      smddp-diag baseline learn from two runs; smddp-bench
       --baseline passes that baseline (generous tolerance) and fails, exit 2,
       with the rows named, against one 100x faster than measured
@@ -106,8 +107,13 @@ class Cluster:
         return subprocess.run(self.command(*mpirun_args), env=self.env, capture_output=True, text=True, timeout=timeout)
 
 
-def isolate_args(np, per_host, *extra):
-    return ["-np", str(np), "--npernode", str(per_host), ARGS.diag, "isolate", *QUICK, *extra]
+def quick_with(values):
+    """QUICK with the values of some of its flags replaced."""
+    return [values.get(QUICK[i - 1], v) if i else v for i, v in enumerate(QUICK)]
+
+
+def isolate_args(np, per_host, *extra, probes=QUICK):
+    return ["-np", str(np), "--npernode", str(per_host), ARGS.diag, "isolate", *probes, *extra]
 
 
 def named_hosts(stdout):
@@ -191,25 +197,41 @@ def test_isolate_stopped():
         print(f"named {c.host(victim)} {elapsed:.1f} s after the SIGSTOP (bound {bound} s, started {t0 - t_start:.1f} s in)")
 
 
+def healthy_verdict(a, r):
+    """None when the run named nobody, else what went wrong."""
+    if "--json" in a:
+        doc = json.loads(r.stdout) if r.stdout.strip() else {"nodes": [], "isolate": {"tests": []}}
+        kinds = {t["kind"] for t in doc["isolate"]["tests"]}
+        if r.returncode != 0 or not doc["nodes"] or not all(n["healthy"] for n in doc["nodes"]) or "group" not in kinds:
+            named = {n["host"]: n["checks"][0]["reason"] for n in doc["nodes"] if not n["healthy"]}
+            return f"exit {r.returncode}, kinds {kinds}, named {named}\n{r.stderr[-2000:]}"
+        return None
+    bad, good = named_hosts(r.stdout)
+    if r.returncode != 0 or bad or len(good) != 4:
+        return f"exit {r.returncode}, named {bad}\n{r.stdout}\n{r.stderr[-3000:]}"
+    return None
+
+
 def test_isolate_healthy():
     namespaces_possible()
     with Cluster("iso3", 233) as c:
-        # The defaults, over noisy shared cores, several runs in a row.
+        # The default limits, over noisy shared cores, several runs in a row.
+        # Four hosts on 2 CPUs: about 1 run in 30 finds one host (or link)
+        # 30-50 % below the fleet for the whole run, its re-measurements
+        # included, with probes of 4 or 16 MiB alike. Such a run is run
+        # once more: a healthy fleet named twice in a row fails.
         runs = [isolate_args(4, 1), isolate_args(4, 1), isolate_args(8, 2), isolate_args(4, 1),
                 isolate_args(4, 1, "--bisect-min-nodes", "4", "--json", "-")]
+        reruns = 0
         for i, a in enumerate(runs):
-            r = c.run(*a)
-            if "--json" in a:
-                doc = json.loads(r.stdout)
-                kinds = {t["kind"] for t in doc["isolate"]["tests"]}
-                if r.returncode != 0 or not all(n["healthy"] for n in doc["nodes"]) or "group" not in kinds:
-                    named = {n["host"]: n["checks"][0]["reason"] for n in doc["nodes"] if not n["healthy"]}
-                    fail(f"run {i}: exit {r.returncode}, kinds {kinds}, named {named}\n{r.stderr[-2000:]}")
+            first = healthy_verdict(a, c.run(*a))
+            if first is None:
                 continue
-            bad, good = named_hosts(r.stdout)
-            if r.returncode != 0 or bad or len(good) != 4:
-                fail(f"run {i}: exit {r.returncode}, named {bad}\n{r.stdout}\n{r.stderr[-3000:]}")
-        print(f"{len(runs)} runs: nobody named")
+            reruns += 1
+            print(f"run {i} named a host, run again: {first.splitlines()[0]}")
+            if (again := healthy_verdict(a, c.run(*a))) is not None:
+                fail(f"run {i}, twice in a row: {first}\nagain: {again}")
+        print(f"{len(runs)} runs: nobody named ({reruns} run again)")
 
 
 def test_baseline_gate():
@@ -320,8 +342,7 @@ def test_isolate_counters():
         # QUICK's rounds last a few ms, within which a writer thread starved
         # on these 2 busy CPUs may not tick (1 run in 3 under load): rounds of
         # 100 iterations leave it hundreds of its 1 ms periods.
-        longer = {"--iterations": "100", "--stream-iterations": "100"}
-        quick = [longer.get(QUICK[i - 1], v) if i else v for i, v in enumerate(QUICK)]
+        quick = quick_with({"--iterations": "100", "--stream-iterations": "100"})
         args = ["-np", "2", "--npernode", "1", wrapper, "isolate", *quick, "--json", out]
         with counters_e2e.Writer(counters[c.host(1)]) as writer:
             r = c.run(*args)
