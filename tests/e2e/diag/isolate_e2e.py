@@ -107,13 +107,8 @@ class Cluster:
         return subprocess.run(self.command(*mpirun_args), env=self.env, capture_output=True, text=True, timeout=timeout)
 
 
-def quick_with(values):
-    """QUICK with the values of some of its flags replaced."""
-    return [values.get(QUICK[i - 1], v) if i else v for i, v in enumerate(QUICK)]
-
-
-def isolate_args(np, per_host, *extra, probes=QUICK):
-    return ["-np", str(np), "--npernode", str(per_host), ARGS.diag, "isolate", *probes, *extra]
+def isolate_args(np, per_host, *extra):
+    return ["-np", str(np), "--npernode", str(per_host), ARGS.diag, "isolate", *QUICK, *extra]
 
 
 def named_hosts(stdout):
@@ -342,7 +337,8 @@ def test_isolate_counters():
         # QUICK's rounds last a few ms, within which a writer thread starved
         # on these 2 busy CPUs may not tick (1 run in 3 under load): rounds of
         # 100 iterations leave it hundreds of its 1 ms periods.
-        quick = quick_with({"--iterations": "100", "--stream-iterations": "100"})
+        longer = {"--iterations": "100", "--stream-iterations": "100"}
+        quick = [longer.get(QUICK[i - 1], v) if i else v for i, v in enumerate(QUICK)]
         args = ["-np", "2", "--npernode", "1", wrapper, "isolate", *quick, "--json", out]
         with counters_e2e.Writer(counters[c.host(1)]) as writer:
             r = c.run(*args)
