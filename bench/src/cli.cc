@@ -190,7 +190,7 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("-V,--device_cta_count", parts.device_cta_count, "1..128")->group(compat);
   app.add_option("--backend", parts.backend, "smddp, mpi, mpi:ALGORITHM (an Open MPI tuned algorithm forced, e.g. mpi:ring) or nccl; a comma list compares them")->capture_default_str();
   app.add_option("--algorithm", o.algorithm, "smddp algorithm name, or auto")->capture_default_str();
-  app.add_option("--transport", o.transport, "Transport between nodes: mpi, fabric (libfabric) or auto")
+  app.add_option("--transport", o.transport, "Transport between nodes: mpi, fabric (libfabric), socket (plain TCP) or auto")
       ->capture_default_str();
   app.add_option("--provider", o.provider, "libfabric provider for --transport fabric (default: efa when present, else tcp)");
   app.add_option("--mem", parts.mem, "Buffer memory: host or cuda")->capture_default_str();
@@ -402,8 +402,8 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
     }
   }
 
-  if (o.transport != "mpi" && o.transport != "fabric" && o.transport != "auto") {
-    throw UsageError("unknown --transport '" + o.transport + "'; valid: mpi, fabric, auto");
+  if (o.transport != "mpi" && o.transport != "fabric" && o.transport != "socket" && o.transport != "auto") {
+    throw UsageError("unknown --transport '" + o.transport + "'; valid: mpi, fabric, socket, auto");
   }
 
   auto mem = parse_memory_kind(parts.mem);

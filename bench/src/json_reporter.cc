@@ -259,6 +259,7 @@ class Document {
     extra["started_utc"] = ctx.started_utc;
     extra["nranks"] = ctx.nranks;
     extra["nnodes"] = ctx.nnodes;
+    extra["transport"] = ctx.transport;
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < ctx.nranks; ++r) ranks.push_back({{"rank", r}, {"host", ctx.hosts[r]}, {"node", ctx.nodes[r]}});
     extra["ranks"] = ranks;

@@ -38,7 +38,7 @@ struct BenchOptions {
   std::string csv_path;
   std::vector<std::string> backends{"smddp"};
   std::string algorithm = "auto";
-  std::string transport = "auto";  // between nodes: mpi, fabric or auto
+  std::string transport = "auto";  // between nodes: mpi, fabric, socket or auto
   std::string provider;            // libfabric provider; empty: engine default
   MemoryKind mem = MemoryKind::Host;
   Placement placement = Placement::Both;

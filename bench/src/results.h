@@ -72,6 +72,7 @@ struct RunContext {
   std::map<std::string, std::string> environment;
   std::map<std::string, std::string> versions;
   double memory_bandwidth_gbps = 0;  // --roofline
+  std::string transport = "none";    // between nodes (Communicator::network_transport)
   std::string started_utc;
   size_t planned_rows = 0;
 };

@@ -405,6 +405,7 @@ int run_benchmark(const BenchOptions& options) {
   std::vector<std::unique_ptr<Reporter>> reporters;
   try {
     ctx.nnodes = comm->num_nodes();
+    ctx.transport = std::string(comm->network_transport());
     for (int r = 0; r < nranks; ++r) ctx.hosts.push_back(comm->host(r));
     ctx.nodes.resize(nranks);
     int32_t my_node = comm->node();

@@ -120,6 +120,7 @@ class TableReporter final : public Reporter {
                     ctx.hosts[r].c_str(), -1, std::string(to_string(o.mem)).c_str(),
                     std::string(to_string(o.mem)).c_str(), ctx.nodes[r]);
       }
+      if (ctx.nnodes > 1) std::printf("# transport between nodes: %s\n", ctx.transport.c_str());
       if (ctx.memory_bandwidth_gbps > 0) {
         std::printf("# host memory bandwidth (copy): %.2f GB/s\n", ctx.memory_bandwidth_gbps);
       }

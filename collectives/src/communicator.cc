@@ -97,6 +97,7 @@ class EngineCommunicator final : public Communicator {
   int num_nodes() const override { return topo_.num_nodes; }
   const std::string& host(int rank) const override { return topo_.hosts.at(rank); }
   const std::string& last_algorithm() const override { return last_algorithm_; }
+  std::string_view network_transport() const override { return network_ ? network_->name() : "none"; }
   PlacementInfo placement() const override {
     return {placement_.oversubscribed, placement_.dedicated_cores, placement_.host_ranks, placement_.host_cpus};
   }

@@ -13,8 +13,8 @@
 #   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--bench PATH]
 #
 # --transport picks smddp's network transport between hosts: fabric (the
-# default here: libfabric tcp;ofi_rxm) or auto/mpi (Open MPI's point to
-# point, what `auto` takes where no EFA is present).
+# default here: libfabric tcp;ofi_rxm), auto/mpi (Open MPI's point to
+# point, what `auto` takes where no EFA is present) or socket (plain TCP).
 #
 # The machine's load average is printed before and after: other work on the
 # same cores shows up in every number here.
@@ -35,7 +35,7 @@ while [ $# -gt 0 ]; do
     *) echo "measure.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
-case $transport in fabric | mpi | auto) ;; *) echo "measure.sh: --transport $transport: expected fabric, mpi or auto" >&2; exit 64 ;; esac
+case $transport in fabric | mpi | socket | auto) ;; *) echo "measure.sh: --transport $transport: expected fabric, mpi, socket or auto" >&2; exit 64 ;; esac
 [ -x "$bench" ] || { echo "measure.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
 
 export SMDDP_NETNS_NAME=smeas SMDDP_NETNS_NET=240

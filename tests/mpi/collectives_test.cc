@@ -434,10 +434,11 @@ int main(int argc, char** argv) {
     if (me == 0) probe.remove();
     const uint64_t failed = total_over_ranks(failures);
     if (me == 0) {
-      std::printf("%d ranks (%d nodes): %zu cases, %zu algorithms ran, %zu declined, %llu failed%s, seed %llu\n", n,
-                  comm->num_nodes(), cases, ran.size(), declined.size(), static_cast<unsigned long long>(failed),
-                  mpi_up() || n == 1 ? "" : " on this rank",
-                  static_cast<unsigned long long>(opt.seed));
+      std::printf("%d ranks (%d nodes): %zu cases, %zu algorithms ran, %zu declined, %llu failed%s, seed %llu, "
+                  "transport %s\n",
+                  n, comm->num_nodes(), cases, ran.size(), declined.size(), static_cast<unsigned long long>(failed),
+                  mpi_up() || n == 1 ? "" : " on this rank", static_cast<unsigned long long>(opt.seed),
+                  std::string(comm->network_transport()).c_str());
     }
   }
   if (mpi_up()) MPI_Finalize();

@@ -64,7 +64,7 @@ TEST(Config, BadValuesAreRefusedWithTheirName) {
   auto cma = [] { (void)config::flag("SMDDP_CMA"); };
   EXPECT_NE(refusal("SMDDP_CMA", "maybe", cma), "");
   auto transport = [] { (void)config::text("SMDDP_TRANSPORT"); };
-  EXPECT_EQ(refusal("SMDDP_TRANSPORT", "ucx", transport), "SMDDP_TRANSPORT='ucx': expected mpi, fabric or auto");
+  EXPECT_EQ(refusal("SMDDP_TRANSPORT", "ucx", transport), "SMDDP_TRANSPORT='ucx': expected mpi, fabric, socket or auto");
 }
 
 TEST(Config, SecondsAndBooleans) {

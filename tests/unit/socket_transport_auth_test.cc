@@ -3,8 +3,13 @@
 // reach their listeners with garbage, a hello without a proof, a wrong
 // proof for rank 2's slot, and silence; each is dropped, and once rank 2
 // comes every pair exchanges correct data. Ranks with different secrets
-// fail with one line naming SMDDP_STORE_SECRET.
+// fail with one line naming SMDDP_STORE_SECRET. Under a bootstrap with no
+// secret of its own (mpirun), open_socket_transport draws one for the job:
+// the same strangers are dropped there too.
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <stdlib.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -29,16 +34,18 @@ namespace {
 constexpr int kRanks = 3;
 const std::string kSecret = "correct horse battery staple";
 
-// The first allgather's records (socket_transport.cc's PeerRecord): the
-// listener's port follows two 64-byte strings.
+// The address records every rank publishes (socket_transport.cc's
+// PeerRecord): the listener's port follows two 64-byte strings.
+constexpr size_t kRecordBytes = 64 + 64 + 4;
 int port_of(const std::string& record) {
   int32_t port = 0;
   std::memcpy(&port, record.data() + 128, sizeof port);
   return port;
 }
 
-// What the ranks share: one allgather at a time. The last rank's first
-// allgather waits for `release()`, so the others wait in accept meanwhile.
+// What the ranks share: one allgather at a time. The last rank's allgather
+// of address records waits for `release()`, so the others wait in accept
+// meanwhile.
 class Exchange {
  public:
   void allgather(int rank, const void* in, void* out, size_t bytes) {
@@ -47,14 +54,14 @@ class Exchange {
     parts_[static_cast<size_t>(rank)].assign(static_cast<const char*>(in), bytes);
     if (++arrived_ == kRanks) {
       all_ = parts_;
-      if (records_.empty()) records_ = all_;
+      if (records_.empty() && bytes == kRecordBytes) records_ = all_;
       arrived_ = 0;
       ++round_;
       cv_.notify_all();
     }
     cv_.wait(lock, [&] { return round_ != round; });
     for (int r = 0; r < kRanks; ++r) std::memcpy(static_cast<char*>(out) + r * bytes, all_[r].data(), bytes);
-    if (rank == kRanks - 1) cv_.wait(lock, [&] { return released_; });
+    if (rank == kRanks - 1 && bytes == kRecordBytes) cv_.wait(lock, [&] { return released_; });
   }
   // The listeners' ports, once every rank has published its record.
   std::vector<int> ports() {
@@ -131,12 +138,15 @@ struct Ranks {
   }
 };
 
+// `secrets` empty: each rank opens the transport as --transport socket does
+// under mpirun (open_socket_transport).
 void start(Ranks& run, Exchange& x, const std::vector<std::string>& secrets, double timeout) {
   for (int r = 0; r < kRanks; ++r) {
-    run.threads.emplace_back([&run, &x, secret = secrets[static_cast<size_t>(r)], r, timeout] {
+    run.threads.emplace_back([&run, &x, secrets, r, timeout] {
       try {
         ThreadBootstrap b(x, r);
-        auto t = make_socket_transport(b, {"127.0.0.1", timeout, secret});
+        auto t = secrets.empty() ? open_socket_transport(b)
+                                 : make_socket_transport(b, {"127.0.0.1", timeout, secrets[static_cast<size_t>(r)]});
         run.errors[static_cast<size_t>(r)] = exchange_data(*t, r);
       } catch (const std::exception& e) {
         run.errors[static_cast<size_t>(r)] = e.what();
@@ -242,6 +252,32 @@ TEST(SocketTransportAuth, DifferentSecretsFailInOneLineNamingTheSecret) {
   }
   EXPECT_NE(run.errors[0].find("failed the SMDDP_STORE_SECRET handshake"), std::string::npos) << run.errors[0];
   EXPECT_EQ(run.errors[2].find('\n'), std::string::npos);
+}
+
+// No SMDDP_STORE_SECRET: rank 0 draws the job's secret and the bootstrap
+// hands it out, so a stranger without it is dropped as above.
+TEST(SocketTransportAuth, UnderMpiTheJobDrawsItsOwnSecret) {
+  setenv("SMDDP_SOCKET_ADDRESS", "127.0.0.1", 1);
+  unsetenv("SMDDP_STORE_SECRET");
+  unsetenv("SMDDP_STORE_SECRET_FILE");
+  Exchange x;
+  Ranks run;
+  start(run, x, {}, 30);
+  const auto ports = x.ports();
+  const std::string failures = attack(ports[1]);
+  x.release();
+  run.join();
+  unsetenv("SMDDP_SOCKET_ADDRESS");
+  EXPECT_EQ(failures, "");
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(run.errors[static_cast<size_t>(r)], "") << "rank " << r;
+}
+
+TEST(SocketTransportAuth, TheDefaultAddressIsAnInterfaceNotLoopback) {
+  const std::string a = first_interface_address();
+  if (a.empty()) GTEST_SKIP() << "no up, non-loopback IPv4 interface here";
+  in_addr parsed{};
+  ASSERT_EQ(inet_pton(AF_INET, a.c_str(), &parsed), 1) << a;
+  EXPECT_NE(ntohl(parsed.s_addr) >> 24, 127u) << a;
 }
 
 }  // namespace

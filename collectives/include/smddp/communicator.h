@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "smddp/types.h"
@@ -54,8 +55,9 @@ struct CommunicatorOptions {
   // Group consecutive ranks into virtual nodes of this many ranks (0: from
   // SMDDP_RANKS_PER_NODE, else the real shared-memory nodes).
   int ranks_per_node = 0;
-  // Transport between nodes: "mpi", "fabric" (libfabric) or "auto" (from
-  // SMDDP_TRANSPORT, else fabric when the efa provider exists, else mpi).
+  // Transport between nodes: "mpi", "fabric" (libfabric), "socket" (plain
+  // TCP) or "auto" (from SMDDP_TRANSPORT, else fabric when the efa provider
+  // exists, else mpi).
   std::string network_transport = "auto";
   // libfabric provider (empty: SMDDP_FABRIC_PROVIDER, else FI_PROVIDER, else
   // efa when present, else tcp).
@@ -105,6 +107,9 @@ class Communicator {
   virtual const std::string& last_algorithm() const = 0;
   // The placement verdict selection and waiting use.
   virtual PlacementInfo placement() const = 0;
+  // The transport between nodes that opened: "mpi", "fabric" or "socket";
+  // "none" on a single node.
+  virtual std::string_view network_transport() const = 0;
 
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;

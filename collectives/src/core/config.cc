@@ -49,9 +49,9 @@ constexpr Setting kTable[] = {
      "Bytes of each message cell between two ranks of a node (16 per pair)"},
     {"SMDDP_CMA", Type::Boolean, "1", 0, 0, 1, {}, kEngine,
      "Single-copy reads between ranks of a node (process_vm_readv); 0 turns them off"},
-    {"SMDDP_TRANSPORT", Type::Choice, "auto", 0, 0, 1, "mpi,fabric,auto", kEngine,
-     "Transport between nodes; auto: libfabric (EFA) when every rank has it, else MPI "
-     "(smddp-bench --transport overrides)"},
+    {"SMDDP_TRANSPORT", Type::Choice, "auto", 0, 0, 1, "mpi,fabric,socket,auto", kEngine,
+     "Transport between nodes; socket: plain TCP; auto: libfabric (EFA) when every rank has it, "
+     "else MPI (smddp-bench --transport overrides)"},
     {"SMDDP_FABRIC_PROVIDER", Type::Name, "", 0, 0, 1, {}, kEngine,
      "libfabric provider of the fabric transport; default: a plain FI_PROVIDER, else efa when "
      "present, else tcp"},
@@ -68,8 +68,8 @@ constexpr Setting kTable[] = {
     {"SMDDP_CUDA_CHUNK_BYTES", Type::Size, "4M", 1024, int64_t{1} << 32, 1, {}, kEngine,
      "Chunk of the cuda_staged algorithm (CUDA builds)"},
     {"SMDDP_SOCKET_ADDRESS", Type::Name, "", 0, 0, 1, {}, kEngine,
-     "Address the socket transport listens on (torchrun-style starts); default: the one that "
-     "reaches the TCP store"},
+     "Address the socket transport listens on; default: the one that reaches the TCP store "
+     "(torchrun-style starts), else the host's first up, non-loopback IPv4 address"},
     {"SMDDP_STORE_PORT", Type::Integer, "", 1, 65535, 1, {}, kEngine,
      "TCP store port (torchrun-style starts); default: MASTER_PORT, the next one under "
      "torchrun's agent"},

@@ -24,6 +24,10 @@ class Bootstrap {
   virtual int shared_memory_key() = 0;
   // The transport used between nodes when no faster one is configured.
   virtual std::unique_ptr<Transport> make_network_transport() = 0;
+  // The socket transport between nodes (--transport socket), as this
+  // bootstrap sets it up; the default is open_socket_transport()
+  // (transport/socket_transport.h).
+  virtual std::unique_ptr<Transport> make_socket_network_transport();
 };
 
 std::unique_ptr<Bootstrap> make_mpi_bootstrap();

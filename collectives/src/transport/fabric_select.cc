@@ -38,8 +38,8 @@ std::string resolve_transport(const std::string& requested) {
     if (config::is_set("SMDDP_TRANSPORT")) t = config::text("SMDDP_TRANSPORT"), origin = "SMDDP_TRANSPORT";
   }
   if (t.empty()) t = "auto";
-  if (t != "mpi" && t != "fabric" && t != "auto") {
-    throw UsageError(origin + "=" + t + ": expected mpi, fabric or auto");
+  if (t != "mpi" && t != "fabric" && t != "socket" && t != "auto") {
+    throw UsageError(origin + "=" + t + ": expected mpi, fabric, socket or auto");
   }
   return t;
 }
@@ -71,6 +71,7 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
                                                   const NetworkChoice& choice) {
   const std::string transport = resolve_transport(choice.transport);
   if (transport == "mpi") return bootstrap.make_network_transport();
+  if (transport == "socket") return bootstrap.make_socket_network_transport();
   const bool wanted = transport == "fabric" || fabric_provider_available("efa");
   const std::string provider = wanted ? resolve_provider(choice.provider) : "";
 

@@ -2,7 +2,7 @@
 // point-to-point. open_network_transport() decides, the same way on every
 // rank, and opens it.
 //
-// Selection: `transport` is "mpi", "fabric" or "auto" (empty: from
+// Selection: `transport` is "mpi", "fabric", "socket" or "auto" (empty: from
 // SMDDP_TRANSPORT, else auto). auto means fabric when the efa provider
 // exists on every rank, else mpi. The provider is `provider`, else
 // SMDDP_FABRIC_PROVIDER, else FI_PROVIDER, else efa when present, else tcp.
@@ -24,7 +24,7 @@
 namespace smddp {
 
 struct NetworkChoice {
-  std::string transport;  // "mpi", "fabric", "auto" or empty
+  std::string transport;  // "mpi", "fabric", "socket", "auto" or empty
   std::string provider;   // libfabric provider name or empty
 };
 

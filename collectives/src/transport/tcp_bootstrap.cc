@@ -102,6 +102,8 @@ class TcpBootstrap final : public Bootstrap {
     return make_socket_transport(
         *this, {forced.empty() ? store_.local_address() : forced, env_.timeout_seconds, env_.store_secret});
   }
+  // The network transport here is the socket transport already.
+  std::unique_ptr<Transport> make_socket_network_transport() override { return make_network_transport(); }
 
  private:
   TorchrunEnvironment env_;

@@ -116,8 +116,8 @@ def shm_segments():
 
 def collectives(hosts, transport):
     """Every collective x algorithm across `hosts` namespaces, 2 ranks each."""
-    index = {"fabric": 0, "mpi": 1}[transport] + 2 * hosts
-    with Cluster(f"mnc{index}", 200 + index, hosts) as c:
+    index = {"fabric": 0, "mpi": 1, "socket": 2}[transport] + 3 * hosts
+    with Cluster(f"mnc{index}", 180 + index, hosts) as c:
         np = 2 * hosts
         env = {"SMDDP_TRANSPORT": transport, "SMDDP_TIMEOUT": "30", "SMDDP_FABRIC_VERBOSE": "1"}
         if transport == "fabric":
@@ -135,6 +135,8 @@ def collectives(hosts, transport):
             fail(f"expected {np} ranks on {hosts} nodes and 0 failed:\n{out[-4000:]}")
         if int(m.group(3)) < 3000:
             fail(f"only {m.group(3)} cases ran")
+        if f", transport {transport}" not in out:
+            fail(f"the communicator did not open the {transport} transport:\n{out[-2000:]}")
         for algo in ("allreduce/sharded", "allreduce/hierarchical"):
             if f"declined: {algo}" in out:
                 fail(f"{algo} declined across {hosts} hosts")
@@ -146,7 +148,7 @@ def collectives(hosts, transport):
             if len(hostnames) != hosts:
                 fail(f"expected {hosts} distinct hostnames, got {hostnames}")
         elif used:
-            fail(f"SMDDP_TRANSPORT=mpi but the fabric transport was opened: {used}")
+            fail(f"SMDDP_TRANSPORT={transport} but the fabric transport was opened: {used}")
         print(f"{m.group(0)} over {transport}")
 
 
@@ -164,6 +166,14 @@ def test_collectives_h3_fabric():
 
 def test_collectives_h3_mpi():
     collectives(3, "mpi")
+
+
+def test_collectives_h2_socket():
+    collectives(2, "socket")
+
+
+def test_collectives_h3_socket():
+    collectives(3, "socket")
 
 
 def test_many_pieces():
@@ -184,13 +194,13 @@ def test_many_pieces():
         print("64 MiB allreduce in 4 KiB pieces: ring and halving_doubling correct")
 
 
-def start_bench(c, outdir, np, per_host, timeout_s):
+def start_bench(c, outdir, np, per_host, timeout_s, transport="fabric"):
     """A long allreduce sweep across the cluster; returns (Popen, json path)."""
     out = os.path.join(outdir, "out.json")
     cmd = c.run_cmd("--mca", "orte_abort_on_non_zero_status", "0", "--output-filename",
                     os.path.join(outdir, "ranks"), "-np", str(np), "--npernode", str(per_host),
                     ARGS.bench, "allreduce", "-b", "256K", "-e", "256M", "-f", "2", "-n", "50", "-w", "1",
-                    "-T", str(timeout_s), "--transport", "fabric", "-J", out)
+                    "-T", str(timeout_s), "--transport", transport, "-J", out)
     env = dict(c.env, FI_PROVIDER="tcp")
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 90
@@ -228,10 +238,11 @@ def check_nothing_left(before):
         fail(f"shared memory left behind: {shm_segments() - before}")
 
 
-def kill_case(hosts, per_host, victim, expect):
+def kill_case(hosts, per_host, victim, expect, transport="fabric"):
     before = shm_segments()
-    with Cluster(f"mnk{per_host}", 210 + per_host, hosts) as c, tempfile.TemporaryDirectory() as d:
-        p, ranks = start_bench(c, d, hosts * per_host, per_host, 20)
+    net = 210 + per_host + (4 if transport == "socket" else 0)
+    with Cluster(f"mnk{net - 210}", net, hosts) as c, tempfile.TemporaryDirectory() as d:
+        p, ranks = start_bench(c, d, hosts * per_host, per_host, 20, transport)
         pid = next(pid for pid, rank in ranks.items() if rank == victim)
         os.kill(pid, 9)
         t0 = time.time()
@@ -261,20 +272,27 @@ def test_kill_rank():
     kill_case(2, 2, 3, r"allreduce: lost peer: rank 3 on mnk2-h1")
 
 
-def test_link_down():
+def test_kill_rank_socket():
+    # The socket transport sees the killed rank's connection close.
+    kill_case(2, 1, 1, r"rank 0 on mnk5-h0: allreduce: lost peer: rank 1 on mnk5-h1 closed its connection",
+              "socket")
+    kill_case(2, 2, 3, r"allreduce: lost peer: rank 3 on mnk6-h1", "socket")
+
+
+def link_down(name, net, transport):
     check_namespaces_possible()
     before = shm_segments()
     deadline_s = 8
-    with Cluster("mnl", 220, 2) as c, tempfile.TemporaryDirectory() as d:
-        p, ranks = start_bench(c, d, 4, 2, deadline_s)
-        subprocess.run(["ip", "link", "set", "mnl-v1", "down"], check=True)
+    with Cluster(name, net, 2) as c, tempfile.TemporaryDirectory() as d:
+        p, ranks = start_bench(c, d, 4, 2, deadline_s, transport)
+        subprocess.run(["ip", "link", "set", f"{name}-v1", "down"], check=True)
         t0 = time.time()
         # Every rank, on both sides of the cut, must end by its deadline.
         while processes_of(ARGS.bench, ranks_only=False) and time.time() - t0 < deadline_s + 10:
             time.sleep(0.2)
         ended = time.time() - t0
         left = processes_of(ARGS.bench, ranks_only=False)
-        subprocess.run(["ip", "link", "set", "mnl-v1", "up"], check=True)
+        subprocess.run(["ip", "link", "set", f"{name}-v1", "up"], check=True)
         if left:
             p.kill()
             fail(f"ranks still running {ended:.1f} s after the link went down: {left}")
@@ -284,8 +302,9 @@ def test_link_down():
             p.kill()
             fail("mpirun did not finish within 60 s of the link coming back")
         messages = rank_stderr(d)
-        timeouts = re.findall(r"smddp-bench: rank (\d) on (mnl-h\d): allreduce timed out after 8 s "
-                              r"(sending to|receiving from|waiting in shared memory for) rank \d on (mnl-h\d)", messages)
+        timeouts = re.findall(rf"smddp-bench: rank (\d) on ({name}-h\d): allreduce timed out after 8 s "
+                              rf"(sending to|receiving from|waiting in shared memory for) rank \d on ({name}-h\d)",
+                              messages)
         if p.returncode != 3:
             fail(f"exit {p.returncode}, want 3 (timeout)\n{messages}\n{stderr[-2000:]}")
         # The first rank to time out aborts the job, so not every rank gets
@@ -299,6 +318,14 @@ def test_link_down():
             if "timed out" in line:
                 print("  " + line.strip())
     check_nothing_left(before)
+
+
+def test_link_down():
+    link_down("mnl", 220, "fabric")
+
+
+def test_link_down_socket():
+    link_down("mnls", 227, "socket")
 
 
 HANG_AT = 150  # after the start-up calls, inside the first row

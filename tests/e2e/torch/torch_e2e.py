@@ -199,7 +199,7 @@ NCCL_TOP = {"version": int, "start_time": str, "args": list, "env": list, "confi
             "backend": str, "sections": list}
 TOP = {"tool": str, "versions": dict, "argv": list, "environment": dict, "started_utc": str, "nranks": int,
        "nnodes": int, "ranks": list, "devices": dict, "options": dict, "rows": list, "totals": dict, "complete": bool}
-TOP_OPTIONAL = {"host_memory_bandwidth_gbps": NUM, "error": str, "skipped": list}
+TOP_OPTIONAL = {"host_memory_bandwidth_gbps": NUM, "error": str, "skipped": list, "transport": str}
 OPTIONS = {"minbytes": int, "maxbytes": int, "stepfactor": float, "stepbytes": int, "iters": int, "warmup": int,
            "check": int, "backends": list, "algorithm": str, "seed": int, "average": int}
 ROW = {"row": int, "collective": str, "dtype": str, "op": str, "root": int, "bytes": int, "count": int,
