@@ -10,8 +10,12 @@
 # the best MPI).
 # The cluster is torn down on exit, also on failure.
 #
-#   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--bench PATH]
+#   scripts/netns/measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--rounds K] [--bench PATH]
 #
+# --rounds K runs every column K times, in an order that turns each round
+# (forward from another column on even rounds, backward on odd ones: back
+# to back runs here alternate fast and slow, so a fixed order favours some
+# columns); each cell is then the median of its K runs' p50s.
 # --transport picks smddp's network transport between hosts: fabric (the
 # default here: libfabric tcp;ofi_rxm), auto/mpi (Open MPI's point to
 # point, what `auto` takes where no EFA is present) or socket (plain TCP).
@@ -22,20 +26,22 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-hosts=${1:?usage: measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--bench PATH]}
+hosts=${1:?usage: measure.sh HOSTS [--rate R] [--delay D] [-e MAX] [-n ITERS] [--transport T] [--rounds K] [--bench PATH]}
 shift
-shaping=() max=256M iters=10 transport=fabric bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
+shaping=() max=256M iters=10 transport=fabric rounds=1 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
 while [ $# -gt 0 ]; do
   case $1 in
     --rate | --delay | --loss) shaping+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -e) max=${2:?}; shift 2 ;;
     -n) iters=${2:?}; shift 2 ;;
     --transport) transport=${2:?}; shift 2 ;;
+    --rounds) rounds=${2:?}; shift 2 ;;
     --bench) bench=${2:?}; shift 2 ;;
     *) echo "measure.sh: unknown argument $1" >&2; exit 64 ;;
   esac
 done
 case $transport in fabric | mpi | socket | auto) ;; *) echo "measure.sh: --transport $transport: expected fabric, mpi, socket or auto" >&2; exit 64 ;; esac
+[[ $rounds =~ ^[1-9][0-9]{0,2}$ ]] || { echo "measure.sh: --rounds $rounds: expected 1-999" >&2; exit 64; }
 [ -x "$bench" ] || { echo "measure.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
 
 export SMDDP_NETNS_NAME=smeas SMDDP_NETNS_NET=240
@@ -60,23 +66,28 @@ iperf "$work/iperf_bidir.json" --bidir
 
 np=$((2 * hosts))
 common=(allreduce -b 8 -e "$max" -f 2 -n "$iters" -w 2 --out-of-place --per-iteration -q -T 600)
+# Columns: file name, then the smddp-bench options that make it.
+columns=()
 for algo in sharded ring halving_doubling hierarchical auto; do
-  echo "measure.sh: smddp $algo" >&2
-  "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --transport "$transport" \
-    --algorithm "$algo" -J "$work/$algo.json" >"$work/$algo.log" 2>&1 ||
-    echo "measure.sh: $algo failed, see below" >&2
+  columns+=("$algo --transport $transport --algorithm $algo")
 done
-echo "measure.sh: mpi" >&2
-"$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --backend mpi -J "$work/mpi.json" \
-  >"$work/mpi.log" 2>&1 || echo "measure.sh: mpi failed" >&2
+columns+=("mpi --backend mpi")
 read -r -a tuned <<<"${SMDDP_MEASURE_MPI_TUNED-ring segmented_ring recursive_doubling rabenseifner}"
-for algo in "${tuned[@]}"; do
-  echo "measure.sh: mpi:$algo" >&2
-  "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" --backend "mpi:$algo" -J "$work/mpi-$algo.json" \
-    >"$work/mpi-$algo.log" 2>&1 || echo "measure.sh: mpi:$algo failed" >&2
+for algo in "${tuned[@]}"; do columns+=("mpi-$algo --backend mpi:$algo"); done
+n=${#columns[@]}
+for ((r = 0; r < rounds; r++)); do
+  for ((k = 0; k < n; k++)); do
+    if ((r % 2 == 0)); then i=$(((r + k) % n)); else i=$(((r - k) % n + n)); i=$((i % n)); fi
+    read -r -a job <<<"${columns[$i]}"
+    name=${job[0]}
+    ((rounds == 1)) || name+=".r$r"
+    echo "measure.sh: $name: ${job[*]:1}" >&2
+    "$cluster" run -np "$np" --npernode 2 "$bench" "${common[@]}" "${job[@]:1}" -J "$work/$name.json" \
+      >"$work/$name.log" 2>&1 || echo "measure.sh: $name failed" >&2
+  done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$HERE/perf_table.py" --dir "$work" --hosts "$hosts" --shaping "${shaping[*]:-none}" \
   --load "$load_before -> $load_after" --cpus "$(nproc)" \
-  --command "scripts/netns/measure.sh $hosts${shaping[*]:+ ${shaping[*]}} -e $max -n $iters --transport $transport"
+  --command "scripts/netns/measure.sh $hosts${shaping[*]:+ ${shaping[*]}} -e $max -n $iters --transport $transport$( ((rounds == 1)) || echo " --rounds $rounds")"

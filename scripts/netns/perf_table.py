@@ -5,11 +5,15 @@ decision and each of Open MPI's tuned algorithms forced (files
 mpi-ALGORITHM.json), and the targets checked against those numbers: smddp
 against the best MPI (default or tuned) per size, and the share of the link
 from 16 MiB. Times are per-iteration medians (p50): the machine is shared,
-and means follow its outliers."""
+and means follow its outliers. A column measured in rounds (measure.sh
+--rounds: NAME.rK.json) shows the median of its rounds' p50s per size."""
 import argparse
+import collections
 import glob
 import json
 import os
+import re
+import statistics
 
 ALGOS = ["sharded", "ring", "halving_doubling", "hierarchical", "auto"]
 SHOWN = [8, 64, 512, 4 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20,
@@ -23,17 +27,24 @@ def human(n):
     return f"{n} B"
 
 
-def rows(path):
-    try:
-        doc = json.load(open(path))
-    except (OSError, ValueError):
-        return {}, 0
-    out = {}
-    for r in doc.get("rows", []):
-        if r.get("wrong", 0) != 0:
-            raise SystemExit(f"{path}: wrong values at {r['bytes']} B")
-        out[r["bytes"]] = (r["per_iteration"]["p50_us"], r.get("algorithm", ""))
-    return out, doc.get("nranks", 0)
+def rows(directory, name):
+    """{bytes: (p50 us, algorithm)} of column NAME (NAME.json, or the median
+    over NAME.rK.json and the algorithm most rounds chose), and its ranks."""
+    paths = [os.path.join(directory, name + ".json")] + \
+        sorted(glob.glob(os.path.join(directory, glob.escape(name) + ".r[0-9]*.json")))
+    times, chose, nranks = collections.defaultdict(list), collections.defaultdict(collections.Counter), 0
+    for path in paths:
+        try:
+            doc = json.load(open(path))
+        except (OSError, ValueError):
+            continue
+        nranks = nranks or doc.get("nranks", 0)
+        for r in doc.get("rows", []):
+            if r.get("wrong", 0) != 0:
+                raise SystemExit(f"{path}: wrong values at {r['bytes']} B")
+            times[r["bytes"]].append(r["per_iteration"]["p50_us"])
+            chose[r["bytes"]][r.get("algorithm", "")] += 1
+    return {b: (statistics.median(t), chose[b].most_common(1)[0][0]) for b, t in times.items()}, nranks
 
 
 def link(path, bidir):
@@ -54,11 +65,12 @@ def main():
     data = {}
     nranks = 0
     for name in ALGOS + ["mpi"]:
-        data[name], n = rows(os.path.join(a.dir, name + ".json"))
+        data[name], n = rows(a.dir, name)
         nranks = nranks or n
     tuned = {}
-    for path in sorted(glob.glob(os.path.join(a.dir, "mpi-*.json"))):
-        tuned[os.path.basename(path)[4:-5]], _ = rows(path)
+    names = {re.sub(r"(\.r\d+)?\.json$", "", os.path.basename(p))[4:] for p in glob.glob(os.path.join(a.dir, "mpi-*.json"))}
+    for name in sorted(names):
+        tuned[name], _ = rows(a.dir, "mpi-" + name)
     bus = 2 * (nranks - 1) / nranks if nranks else 1
     one, both = link(os.path.join(a.dir, "iperf_one.json"), False), link(os.path.join(a.dir, "iperf_bidir.json"), True)
     gbs = lambda bits: bits / 8e9 if bits else float("nan")

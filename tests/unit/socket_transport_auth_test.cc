@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -270,6 +271,44 @@ TEST(SocketTransportAuth, UnderMpiTheJobDrawsItsOwnSecret) {
   unsetenv("SMDDP_SOCKET_ADDRESS");
   EXPECT_EQ(failures, "");
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(run.errors[static_cast<size_t>(r)], "") << "rank " << r;
+}
+
+// A connection per other rank needs files: a short soft limit is raised;
+// a hard limit below the need fails on every rank, naming the limit, before
+// any listener opens.
+TEST(SocketTransportAuth, TooFewFilesFailBeforeAnyConnection) {
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  setenv("SMDDP_SOCKET_ADDRESS", "127.0.0.1", 1);
+  {
+    rlimit low{100, saved.rlim_max};
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+    Exchange x;
+    x.release();
+    Ranks run;
+    start(run, x, {}, 30);
+    run.join();
+    for (int r = 0; r < kRanks; ++r) EXPECT_EQ(run.errors[static_cast<size_t>(r)], "") << "rank " << r;
+    rlimit now{};
+    getrlimit(RLIMIT_NOFILE, &now);
+    EXPECT_GE(now.rlim_cur, rlim_t{kRanks - 1 + 256});
+  }
+  rlimit tight{120, 120};
+  if (setrlimit(RLIMIT_NOFILE, &tight) == 0) {  // lowering the hard limit: this process only
+    Exchange x;
+    x.release();
+    Ranks run;
+    start(run, x, {}, 30);
+    run.join();
+    for (int r = 0; r < kRanks; ++r) {
+      EXPECT_NE(run.errors[static_cast<size_t>(r)].find("may open 120 files, too few for a connection to each of the 2 "
+                                                        "other ranks"),
+                std::string::npos)
+          << run.errors[static_cast<size_t>(r)];
+    }
+    setrlimit(RLIMIT_NOFILE, &saved);  // as root; elsewhere the process ends with the test anyway
+  }
+  unsetenv("SMDDP_SOCKET_ADDRESS");
 }
 
 TEST(SocketTransportAuth, TheDefaultAddressIsAnInterfaceNotLoopback) {

@@ -4,6 +4,8 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -38,6 +40,30 @@ std::string configured_secret() {
                                               : config::secret("SMDDP_STORE_SECRET_FILE");
 }
 
+// Files a rank keeps for everything but its connections (MPI's own, logs,
+// the shared-memory segment).
+constexpr rlim_t kSpareFiles = 256;
+
+// Room for one connection to each other rank: raises the soft limit on
+// open files toward the hard one when it is short. 0 when it fits, else
+// the most files this process may open.
+rlim_t short_of_files(int connections) {
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;  // unknown: let the connections tell
+  const rlim_t need = static_cast<rlim_t>(connections) + kSpareFiles;
+  if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= need) return 0;
+  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) return lim.rlim_max;
+  lim.rlim_cur = need;
+  return setrlimit(RLIMIT_NOFILE, &lim) == 0 ? 0 : lim.rlim_max;
+}
+
+// What each rank tells the others before any listener opens.
+struct Readiness {
+  int32_t files = 0;     // short_of_files(): the limit that is too low, or 0
+  int32_t address = 0;   // 1: it has an address to listen on
+  char host[64] = {};
+};
+
 // Container and VM bridges reach no other host (NCCL skips them too).
 bool local_bridge(std::string_view name) { return name.starts_with("docker") || name.starts_with("virbr"); }
 
@@ -62,16 +88,24 @@ std::string first_interface_address() {
 std::unique_ptr<Transport> open_socket_transport(Bootstrap& bootstrap) {
   std::string address = config::text("SMDDP_SOCKET_ADDRESS");
   if (address.empty()) address = first_interface_address();
-  // Every rank learns whether every rank has an address, so none waits for
+  // Every rank learns whether every rank can take part, so none waits for
   // a listener that never comes.
-  const char ok = address.empty() ? 0 : 1;
-  std::vector<char> oks(static_cast<size_t>(bootstrap.size()));
-  bootstrap.allgather(&ok, oks.data(), 1);
-  for (size_t r = 0; r < oks.size(); ++r) {
-    if (!oks[r]) {
-      throw TransportError("socket transport: rank " + std::to_string(r) +
-                           " found no up, non-loopback IPv4 address to listen on (set SMDDP_SOCKET_ADDRESS "
+  Readiness mine;
+  mine.address = address.empty() ? 0 : 1;
+  mine.files = static_cast<int32_t>(std::min<rlim_t>(short_of_files(bootstrap.size() - 1), INT32_MAX));
+  gethostname(mine.host, sizeof mine.host - 1);
+  std::vector<Readiness> all(static_cast<size_t>(bootstrap.size()));
+  bootstrap.allgather(&mine, all.data(), sizeof(Readiness));
+  for (size_t r = 0; r < all.size(); ++r) {
+    const std::string who = "socket transport: rank " + std::to_string(r) + " on " + all[r].host;
+    if (!all[r].address) {
+      throw TransportError(who + " found no up, non-loopback IPv4 address to listen on (set SMDDP_SOCKET_ADDRESS "
                            "to an address of its host)");
+    }
+    if (all[r].files) {
+      throw TransportError(who + " may open " + std::to_string(all[r].files) + " files, too few for a connection to " +
+                           "each of the " + std::to_string(all.size() - 1) + " other ranks (raise `ulimit -n`, or " +
+                           "use --transport mpi)");
     }
   }
   // Drawn on every call, so every rank takes part in the allgather even
