@@ -35,11 +35,6 @@ std::string job_secret(Bootstrap& bootstrap) {
   return std::string(all.data(), kBytes);
 }
 
-std::string configured_secret() {
-  return config::is_set("SMDDP_STORE_SECRET") ? config::secret("SMDDP_STORE_SECRET")
-                                              : config::secret("SMDDP_STORE_SECRET_FILE");
-}
-
 // Files a rank keeps for everything but its connections (MPI's own, logs,
 // the shared-memory segment).
 constexpr rlim_t kSpareFiles = 256;
@@ -112,7 +107,7 @@ std::unique_ptr<Transport> open_socket_transport(Bootstrap& bootstrap) {
   // where only some have SMDDP_STORE_SECRET (their handshakes then fail,
   // naming it).
   std::string secret = job_secret(bootstrap);
-  if (std::string configured = configured_secret(); !configured.empty()) secret = configured;
+  if (std::string configured = store::configured_secret(); !configured.empty()) secret = configured;
   return make_socket_transport(bootstrap, {address, config::seconds("SMDDP_BOOTSTRAP_TIMEOUT"), secret});
 }
 

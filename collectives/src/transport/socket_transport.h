@@ -38,9 +38,12 @@ struct SocketTransportConfig {
 std::unique_ptr<Transport> make_socket_transport(Bootstrap& bootstrap, const SocketTransportConfig& config);
 
 // `--transport socket` under a bootstrap with no address of its own (MPI):
-// listens on SMDDP_SOCKET_ADDRESS, else first_interface_address(). Peers prove SMDDP_STORE_SECRET when it is set, else a
-// secret rank 0 draws for this job and hands out through the bootstrap, so
-// only the job's own ranks can connect. Collective over the bootstrap.
+// listens on SMDDP_SOCKET_ADDRESS, else first_interface_address(). Peers
+// prove SMDDP_STORE_SECRET when it is set, else a secret rank 0 draws for
+// this job and hands out through the bootstrap, so only the job's own ranks
+// can connect. Fails on every rank, before any listener opens, when a rank
+// has no address or too few files for a connection to each other rank.
+// Collective over the bootstrap.
 std::unique_ptr<Transport> open_socket_transport(Bootstrap& bootstrap);
 
 // The IPv4 address of the first interface that is up, running, not

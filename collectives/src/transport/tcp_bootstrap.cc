@@ -17,6 +17,7 @@
 #include "smddp/error.h"
 #include "transport/socket_transport.h"
 #include "transport/tcp_store.h"
+#include "transport/tcp_store_auth.h"
 
 namespace smddp {
 namespace {
@@ -140,8 +141,7 @@ TorchrunEnvironment read_torchrun_environment() {
     e.local_rank = env_int("LOCAL_RANK", 0, hi, "this process's rank on its host, 0..LOCAL_WORLD_SIZE-1");
   }
   e.timeout_seconds = config::seconds("SMDDP_BOOTSTRAP_TIMEOUT");
-  e.store_secret = config::is_set("SMDDP_STORE_SECRET") ? config::secret("SMDDP_STORE_SECRET")
-                                                        : config::secret("SMDDP_STORE_SECRET_FILE");
+  e.store_secret = store::configured_secret();
   e.store_bind_addr = config::text("SMDDP_STORE_BIND_ADDR");
   e.store_client_timeout_seconds = config::seconds("SMDDP_STORE_HANDSHAKE_TIMEOUT");
   return e;

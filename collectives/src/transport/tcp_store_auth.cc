@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transport/sha256.h"
 #include "transport/socket_io.h"
@@ -31,6 +32,11 @@ std::string random_nonce() {
     got += static_cast<size_t>(n);
   }
   return nonce;
+}
+
+std::string configured_secret() {
+  return config::is_set("SMDDP_STORE_SECRET") ? config::secret("SMDDP_STORE_SECRET")
+                                              : config::secret("SMDDP_STORE_SECRET_FILE");
 }
 
 std::string client_proof(const std::string& secret, const std::string& server_nonce, const Hello& hello) {

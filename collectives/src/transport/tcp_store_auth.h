@@ -20,6 +20,10 @@ namespace smddp::store {
 // kNonceBytes from getrandom(); TransportError when the kernel cannot give them.
 std::string random_nonce();
 
+// SMDDP_STORE_SECRET, else SMDDP_STORE_SECRET_FILE's contents; empty when
+// neither is set (UsageError for a malformed one).
+std::string configured_secret();
+
 std::string client_proof(const std::string& secret, const std::string& server_nonce, const Hello& hello);
 std::string server_proof(const std::string& secret, const std::string& server_nonce, const Hello& hello);
 
