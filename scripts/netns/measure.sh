@@ -77,7 +77,7 @@ for algo in "${tuned[@]}"; do columns+=("mpi-$algo --backend mpi:$algo"); done
 n=${#columns[@]}
 for ((r = 0; r < rounds; r++)); do
   for ((k = 0; k < n; k++)); do
-    if ((r % 2 == 0)); then i=$(((r + k) % n)); else i=$(((r - k) % n + n)); i=$((i % n)); fi
+    if ((r % 2 == 0)); then i=$(((r + k) % n)); else i=$((((r - k) % n + n) % n)); fi
     read -r -a job <<<"${columns[$i]}"
     name=${job[0]}
     ((rounds == 1)) || name+=".r$r"
