@@ -10,7 +10,7 @@ packages=(
   libfabric-dev libfabric-bin
   libhwloc-dev hwloc
   libfmt-dev libbenchmark-dev libgtest-dev libgmock-dev
-  prometheus-cpp-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  prometheus-cpp-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libssl-dev
   prometheus prometheus-pushgateway
   python3 shellcheck iproute2 iperf3 procps curl
   # Fuzzing (clang's libFuzzer), browser tests of reports, the chart library
