@@ -1,5 +1,5 @@
 // smddp-bench's command line, through its entry point parse_command_line
-// (bench/src/run.cc: CLI11, then cli.cc's finish_options): every input ends
+// (bench/src/sweep/run.cc: CLI11, then cli.cc's finish_options): every input ends
 // in a return code or a UsageError, never in another exception or a crash.
 // One argument per line. Output paths are only probed (check_writable), so
 // the target runs in a scratch directory; stdout (--help, --list-*) is closed.
@@ -9,7 +9,7 @@
 
 #include "argv.h"
 #include "fuzz_check.h"
-#include "run.h"
+#include "sweep/run.h"
 #include "smddp/error.h"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {

@@ -1,4 +1,4 @@
-// The configuration table's value parsers (collectives/src/core/config.cc),
+// The configuration table's value parsers (collectives/core/src/core/config.cc),
 // through detail::problem, the one function check() and the typed reads
 // share: every row's type (integer, size, boolean, choice, seconds, name, ...)
 // gets the input as a value. Rows whose check reads the file system (File,

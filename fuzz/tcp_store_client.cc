@@ -1,4 +1,4 @@
-// The TCP store's client side (collectives/src/transport/tcp_store.cc): a
+// The TCP store's client side (collectives/transport/src/bootstrap/tcp_store.cc): a
 // rank joins a fake rank 0 that answers with the input's bytes, then asks
 // get, add and set. Every reply it cannot use must end in one of the store's
 // errors (TransportError, TimeoutError, UsageError), never in another
@@ -12,7 +12,7 @@
 
 #include "fuzz_check.h"
 #include "smddp/error.h"
-#include "transport/tcp_store.h"
+#include "bootstrap/tcp_store.h"
 
 namespace {
 

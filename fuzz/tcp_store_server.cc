@@ -1,4 +1,4 @@
-// The TCP store's server side (collectives/src/transport/tcp_store_server.cc):
+// The TCP store's server side (collectives/transport/src/bootstrap/tcp_store_server.cc):
 // request bytes from up to four connections, decoded and handled as the
 // server thread does (replay_for_fuzzing). Input: one byte for WORLD_SIZE
 // (1..4), then records of [connection 0..3][length, u16 LE][bytes].
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "transport/tcp_store_server.h"
+#include "bootstrap/tcp_store_server.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;

@@ -61,7 +61,7 @@ cmake --build "$build" --target "${targets[@]}" fake_cuda -- -j "$(nproc)"
 echo "== device bundle: assemble ($out)"
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/tests" "$out/share/smddp/profiles"
-cp "$build/bench/smddp-bench" "$build/diag/smddp-diag" "$build/bench/smddp-micro-cuda" \
+cp "$build/bench/smddp-bench" "$build/diag/smddp-diag" "$build/collectives/micro/smddp-micro-cuda" \
   "$build/tests/e2e/gpu/cuda_kernels_test" "$out/bin/"
 cp "$SMDDP_ROOT/scripts/device-check.sh" "$out/"
 cp "$SMDDP_ROOT/tests/e2e/gpu/gpu_e2e.py" "$SMDDP_ROOT/tests/e2e/gpu/torch_nccl.py" "$out/tests/"

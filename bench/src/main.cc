@@ -12,9 +12,9 @@
 #include <ctime>
 #include <exception>
 
-#include "hang_report.h"
-#include "run.h"
-#include "supervisor.h"
+#include "supervision/hang_report.h"
+#include "sweep/run.h"
+#include "supervision/supervisor.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 

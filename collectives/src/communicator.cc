@@ -17,12 +17,12 @@
 #include "smddp/error.h"
 #include "smddp/reduce.h"
 #include "smddp/traits.h"
-#include "transport/bootstrap.h"
-#include "transport/cma.h"
-#include "transport/fabric_transport.h"
-#include "transport/router.h"
-#include "transport/shm_segment.h"
-#include "transport/shm_transport.h"
+#include "bootstrap/bootstrap.h"
+#include "transports/cma.h"
+#include "transports/fabric_transport.h"
+#include "transports/router.h"
+#include "transports/shm_segment.h"
+#include "transports/shm_transport.h"
 #if SMDDP_CUDA_ENABLED
 #include "cuda/staged.h"
 #endif

@@ -9,8 +9,8 @@
 #include "smddp/communicator.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
-#include "transport/bootstrap.h"
-#include "transport/tcp_bootstrap.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/tcp_bootstrap.h"
 
 namespace smddp {
 namespace {

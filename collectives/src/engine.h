@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "smddp/communicator.h"
-#include "transport/bootstrap.h"
+#include "bootstrap/bootstrap.h"
 
 namespace smddp {
 

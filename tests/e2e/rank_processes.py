@@ -1,7 +1,7 @@
 """Finding smddp-bench's processes in /proc, for the end-to-end tests.
 
 smddp-bench runs each rank in a child of a supervising process with the same
-command line (bench/src/supervisor.h): the ranks are the processes whose
+command line (bench/src/supervision/supervisor.h): the ranks are the processes whose
 parent runs the binary too.
 """
 import os

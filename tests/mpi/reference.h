@@ -30,7 +30,7 @@
 // 1/144 of itself, far beyond these bounds at the rank counts tested, but
 // for fp8: its bounds (u = 1/16, 1/8) can hide one rank's input; its data
 // movement is still checked bit for bit (min, max, every non-reducing
-// collective), and smddp-bench's fp8 data (bench/src/data.cc) is exact.
+// collective), and smddp-bench's fp8 data (bench/src/sweep/data.cc) is exact.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // SHA-256 against FIPS 180-4's examples (and the NIST long-message vector),
 // HMAC-SHA256 against RFC 4231, and the constant-time comparison.
-#include "transport/sha256.h"
+#include "transports/sha256.h"
 
 #include <gtest/gtest.h>
 

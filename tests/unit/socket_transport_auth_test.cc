@@ -24,10 +24,10 @@
 #include <vector>
 
 #include "smddp/error.h"
-#include "transport/bootstrap.h"
-#include "transport/socket_io.h"
-#include "transport/socket_transport.h"
-#include "transport/transport.h"
+#include "bootstrap/bootstrap.h"
+#include "transports/socket_io.h"
+#include "transports/socket_transport.h"
+#include "transports/transport.h"
 
 namespace smddp {
 namespace {

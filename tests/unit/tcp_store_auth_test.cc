@@ -9,11 +9,11 @@
 #include <utility>
 
 #include "smddp/error.h"
-#include "transport/socket_io.h"
-#include "transport/tcp_store.h"
-#include "transport/tcp_store_auth.h"
-#include "transport/tcp_store_server.h"
-#include "transport/tcp_store_wire.h"
+#include "transports/socket_io.h"
+#include "bootstrap/tcp_store.h"
+#include "bootstrap/tcp_store_auth.h"
+#include "bootstrap/tcp_store_server.h"
+#include "bootstrap/tcp_store_wire.h"
 
 namespace smddp::store {
 namespace {

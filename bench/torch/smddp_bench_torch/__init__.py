@@ -5,6 +5,6 @@ The same flags, table, JSON and seeded, self-checking data as smddp-bench
 library), nccl, gloo and mpi.
 """
 
-# The project's version (collectives/include/smddp/version.h); the format
+# The project's version (collectives/core/include/smddp/version.h); the format
 # test checks that both tools report the same one.
 __version__ = "0.1.0"

@@ -1,4 +1,4 @@
-"""Data that checks itself, bit for bit as smddp-bench makes it (bench/src/data.cc).
+"""Data that checks itself, bit for bit as smddp-bench makes it (bench/src/sweep/data.cc).
 
 Input `index` of `rank` comes from (seed, rank, index) through splitmix64's
 finaliser; the values are small integers (or +-1 and one 2 per element for

@@ -1,4 +1,4 @@
-"""smddp-bench's flags (bench/src/cli.cc), validated before torch is imported
+"""smddp-bench's flags (bench/src/cli/cli.cc), validated before torch is imported
 or any rank is contacted: bad usage is one line on stderr and exit 64."""
 import argparse
 import math

@@ -1,5 +1,5 @@
 """The console table and the JSON document, written as smddp-bench writes
-them (bench/src/table_reporter.cc, json_reporter.cc), so smddp-report,
+them (bench/src/reporters/table_reporter.cc, json_reporter.cc), so smddp-report,
 compare and smddp-model read either tool's results unchanged. A row is a
 dict with the keys of one JSON row (and "stats"/"straggler" when set)."""
 import json
@@ -15,7 +15,7 @@ REDUCING = {"allreduce", "reducescatter", "reduce"}
 
 def fit(v, width):
     """A number in `width` characters, as precise as fits (nccl-tests' rule,
-    as bench/src/table_reporter.cc applies it)."""
+    as bench/src/reporters/table_reporter.cc applies it)."""
     for fmt in ("%*.2f", "%*.1f", "%*.0f"):
         text = fmt % (width, v)
         if len(text) <= width:

@@ -1,4 +1,4 @@
-"""The sweep, as smddp-bench runs it (bench/src/sweep.cc): every
+"""The sweep, as smddp-bench runs it (bench/src/sweep/sweep.cc): every
 (collective, dtype, op, size) row, every backend on the same tensors, its
 checking calls first, then the timed calls in up to four rounds that
 alternate between backends and placements, each slice after its own
@@ -40,7 +40,7 @@ def _lost(e):
 
 def _stats(times):
     """Nearest-rank percentiles (p50 the upper median), mean, cv and the calls
-    themselves, as bench/src/stats.cc and json_reporter.cc write them."""
+    themselves, as bench/src/sweep/stats.cc and json_reporter.cc write them."""
     t = sorted(times)
     if not t:
         return {**{k: 0.0 for k in ("min_us", "p50_us", "p95_us", "p99_us", "max_us", "mean_us", "cv")},

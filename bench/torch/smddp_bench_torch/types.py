@@ -1,5 +1,5 @@
 """Names of collectives, dtypes and ops, spelled as smddp-bench spells them
-(collectives/src/core/types.cc), with the same aliases and sizes."""
+(collectives/core/src/core/types.cc), with the same aliases and sizes."""
 
 # nccl-tests' names (smddp-bench's since issue 22); fp8 is smddp-bench's only.
 DTYPES = ["int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "bfloat16", "float", "double"]
@@ -49,7 +49,7 @@ def buffer_counts(c, count, n):
 
 
 def row_counts(c, nbytes, dtype, n):
-    """bench/src/collective_spec.cc: (count, send, recv, bytes, elements) of a row."""
+    """bench/src/cli/collective_spec.cc: (count, send, recv, bytes, elements) of a row."""
     es = DTYPE_SIZE[dtype]
     elements = nbytes // es
     b = base_collective(c)

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "algorithms/context.h"
-#include "transport/cma.h"
+#include "transports/cma.h"
 
 namespace smddp::cma {
 

@@ -23,8 +23,8 @@
 #include "patterns/patterns.h"
 #include "smddp/communicator.h"
 #include "smddp/types.h"
-#include "transport/bootstrap.h"
-#include "transport/router.h"
+#include "bootstrap/bootstrap.h"
+#include "transports/router.h"
 
 namespace smddp {
 

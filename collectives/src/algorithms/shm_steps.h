@@ -22,9 +22,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "transport/bootstrap.h"
-#include "transport/router.h"
-#include "transport/shm_segment.h"
+#include "bootstrap/bootstrap.h"
+#include "transports/router.h"
+#include "transports/shm_segment.h"
 
 namespace smddp {
 

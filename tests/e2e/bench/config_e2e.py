@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The configuration table (collectives/src/core/config.cc) against the
+"""The configuration table (collectives/core/src/core/config.cc) against the
 sources, the README and the tools.
 
 Usage: config_e2e.py --bench PATH --diag PATH --mpirun PATH --source DIR TEST

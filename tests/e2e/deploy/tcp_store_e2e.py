@@ -283,7 +283,7 @@ def test_peer_lost():
     print(f"survivors ended in {took:.1f} s: " + "; ".join(err.strip().splitlines()[0] for _, _, err in results if err.strip()))
 
 
-# The store's wire format (collectives/src/transport/tcp_store_wire.h), as a stranger speaks it.
+# The store's wire format (collectives/transport/src/bootstrap/tcp_store_wire.h), as a stranger speaks it.
 MAGIC = 0x564b4d53
 HELLO, CHALLENGE, DENIED = 1, 4, 5
 

@@ -1,4 +1,4 @@
-// smddp-bench's own data generator and checker (bench/src/data.cc), driven
+// smddp-bench's own data generator and checker (bench/src/sweep/data.cc), driven
 // line by line from stdin, so the torch companion's Python copy can be
 // compared with it bit for bit:
 //
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "data.h"
+#include "sweep/data.h"
 #include "smddp/communicator.h"
 
 using namespace smddp;

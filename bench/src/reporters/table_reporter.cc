@@ -1,0 +1,291 @@
+// The console table in nccl-tests 2.19's layout, so its log parsers read
+// ours unchanged (docs/bench.md, "The table"). Each collective is a section
+// of its own, as if its *_perf binary had run: preamble, header, rows,
+// footer. A row has nccl-tests' 13 fields (size count type redop root, then
+// time algbw busbw #wrong for out-of-place and in-place), with -I the four
+// per-iteration fields after each placement's. Our columns (backend,
+// algorithm, ratio, roofline fraction) follow only when backends are
+// compared or --roofline asks for them; --model's (the predicted time, each
+// placement's deviation from it, a flag) after those, only with --model.
+#include <cstdio>
+#include <ctime>
+#include <string>
+
+#include "reporters/reporter.h"
+#include "smddp/types.h"
+
+namespace smddp::bench {
+namespace {
+
+// A number in `width` characters, as precise as fits (nccl-tests' rule:
+// two decimals, one, none, then exponent notation).
+std::string fit(double v, int width) {
+  char buf[64];
+  for (const char* fmt : {"%*.2f", "%*.1f", "%*.0f"}) {
+    if (std::snprintf(buf, sizeof buf, fmt, width, v) <= width) return buf;
+  }
+  std::snprintf(buf, sizeof buf, width >= 7 ? "%*.1e" : "%*.0e", width, v);
+  return buf;
+}
+
+class TableReporter final : public Reporter {
+ public:
+  explicit TableReporter(bool quiet) : quiet_(quiet) {}
+
+  void begin(const RunContext& ctx) override {
+    ctx_ = &ctx;
+    const auto& o = *ctx.options;
+    extras_ = o.backends.size() > 1 || ctx.memory_bandwidth_gbps > 0;
+    open_section(o.collectives.front());
+  }
+
+  void row(const std::vector<RowResult>& results) override {
+    if (results.empty()) return;
+    if (results.front().collective != section_) {
+      close_section(nullptr);
+      open_section(results.front().collective);
+    }
+    // One line per backend; out-of-place and in-place results side by side.
+    for (size_t i = 0; i < results.size();) {
+      const RowResult& first = results[i];
+      const RowResult* oop = nullptr;
+      const RowResult* ip = nullptr;
+      size_t j = i;
+      for (; j < results.size() && results[j].backend == first.backend; ++j) {
+        (results[j].in_place ? ip : oop) = &results[j];
+        wrong_ += results[j].wrong;
+        averages_.add(results[j]);
+      }
+      print_line(first, oop, ip);
+      for (size_t k = i; k < j; ++k) {
+        if (results[k].straggler) {
+          const auto& s = *results[k].straggler;
+          std::printf("#  straggler (%s, %s): rank %d on %s is %.0f%% slower than the median rank\n",
+                      results[k].backend.c_str(), results[k].in_place ? "in-place" : "out-of-place", s.rank,
+                      s.host.c_str(), s.slower_pct);
+        }
+      }
+      i = j;
+    }
+    std::fflush(stdout);
+  }
+
+  void end(const Summary& s) override {
+    close_section(&s);
+    if (s.below_threshold) {
+      std::printf("# Below threshold: a collective's average bus bandwidth is under --min-busbw %g GB/s\n",
+                  s.threshold_gbps);
+    }
+    if (const auto& m = ctx_->options->model) {
+      std::printf("# model: %zu of %zu rows deviate more than %g%% (%s", s.model_flagged.size(), s.model_predicted,
+                  m->tolerance * 100, m->origin.c_str());
+      if (s.model_unpredicted) std::printf("; %zu rows without a prediction, see the -J rows' model.error", s.model_unpredicted);
+      std::printf(")\n");
+      for (const auto& f : s.model_flagged) std::printf("# model: flagged: %s\n", f.c_str());
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  void open_section(Collective c) {
+    section_ = c;
+    wrong_ = 0;
+    averages_ = BusbwAverages{};
+    const RunContext& ctx = *ctx_;
+    const auto& o = *ctx.options;
+    const std::string program = nccl_tests_program(c);
+    if (!quiet_) {
+      std::printf("# smddp-bench version %s reductions=%s mpi=%s backends=", ctx.versions.at("smddp").c_str(),
+                  value(ctx, "reductions").c_str(), value(ctx, "mpi").c_str());
+      for (size_t b = 0; b < o.backends.size(); ++b) std::printf("%s%s", b ? "," : "", o.backends[b].c_str());
+      std::printf("\n# Collective test starting: %s\n", program.c_str());
+      const bool factor = o.step_bytes == 0;
+      char step[64];
+      if (factor) std::snprintf(step, sizeof step, "%g(factor)", o.step_factor);
+      else std::snprintf(step, sizeof step, "%zu(bytes)", o.step_bytes);
+      std::printf("# nThread %d nGpus %d minBytes %zu maxBytes %zu step: %s warmup iters: %d iters: %d agg iters: %d "
+                  "validation: %d graph: 0 unalign: %d\n",
+                  o.nthreads, o.ngpus, o.min_bytes, o.max_bytes, step, o.warmup, o.iters, o.agg_iters, o.check,
+                  o.unalign);
+      if (o.per_iteration) {
+        std::printf("# Per-Iteration Report: host wall-clock time of each iteration; i_* over its slowest rank");
+        if (o.per_iter_skip > 0) std::printf("; statistics leave out the first %d iterations", o.per_iter_skip);
+        std::printf(" \n");
+      }
+      std::printf("#\n# Using devices\n");
+      for (int r = 0; r < ctx.nranks; ++r) {
+        const int pid = r < static_cast<int>(ctx.pids.size()) ? ctx.pids[r] : 0;
+        // Host memory has no device: -1, and the node the rank runs on.
+        std::printf("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s memory, node %d\n", r, 0, pid,
+                    ctx.hosts[r].c_str(), -1, std::string(to_string(o.mem)).c_str(),
+                    std::string(to_string(o.mem)).c_str(), ctx.nodes[r]);
+      }
+      if (ctx.nnodes > 1) std::printf("# transport between nodes: %s\n", ctx.transport.c_str());
+      if (ctx.memory_bandwidth_gbps > 0) {
+        std::printf("# host memory bandwidth (copy): %.2f GB/s\n", ctx.memory_bandwidth_gbps);
+      }
+    }
+    print_header();
+    std::fflush(stdout);
+  }
+
+  void print_header() {
+    const auto& o = *ctx_->options;
+    const bool iter = o.per_iteration;
+    const char* time = o.report_cputime ? "cputime" : "time";
+    std::printf("#\n");
+    if (extras_) {
+      std::printf("# ratio: the first backend's (%s) busbw over this backend's, time over the first's for a "
+                  "barrier: above 1 is slower\n",
+                  o.backends.front().c_str());
+    }
+    // Column titles: our extras after nccl-tests' columns.
+    std::string titles, units;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s", "size", "count", "type", "redop", "root");
+    titles = buf;
+    std::snprintf(buf, sizeof buf, "# %10s  %12s  %8s  %6s  %6s", "(B)", "(elements)", "", "", "");
+    units = buf;
+    for (int p = 0; p < 2; ++p) {
+      std::snprintf(buf, sizeof buf, "  %7s  %6s  %6s  %6s", time, "algbw", "busbw", "#wrong");
+      titles += buf;
+      std::snprintf(buf, sizeof buf, "  %7s  %6s  %6s  %6s", "(us)", "(GB/s)", "(GB/s)", "");
+      units += buf;
+      if (iter) {
+        std::snprintf(buf, sizeof buf, "  %7s  %7s  %7s  %7s", "i_min", "i_max", "i_p99", "i_cv%");
+        titles += buf;
+        std::snprintf(buf, sizeof buf, "  %7s  %7s  %7s  %7s", "(us)", "(us)", "(us)", "(%)");
+        units += buf;
+      }
+    }
+    if (o.report_timestamps) {  // -S: nccl-tests' column after the in-place block
+      std::snprintf(buf, sizeof buf, " %19s", "timestamp");
+      titles += buf;
+      std::snprintf(buf, sizeof buf, " %19s", kTimestampFormat);
+      units += buf;
+    }
+    if (extras_) {
+      std::snprintf(buf, sizeof buf, "  %8s  %18s  %6s%s", "backend", "algorithm", "ratio",
+                    ctx_->memory_bandwidth_gbps > 0 ? "    roof" : "");
+      titles += buf;
+      std::snprintf(buf, sizeof buf, "  %8s  %18s  %6s%s", "", "", "", ctx_->memory_bandwidth_gbps > 0 ? "  (frac)" : "");
+      units += buf;
+    }
+    if (o.model) {
+      std::snprintf(buf, sizeof buf, "  %9s  %7s  %7s  %4s", "model", "dev%", "dev%", "flag");
+      titles += buf;
+      std::snprintf(buf, sizeof buf, "  %9s  %7s  %7s  %4s", "(us)", "(oop)", "(ip)", "");
+      units += buf;
+    }
+    const int block = iter ? 70 : 34;  // one placement's columns
+    std::printf("# %10s  %12s  %8s  %6s  %6s  %-*s%-*s\n", "", "", "", "", "", block,
+                iter ? "         out-of-place (+ per-iteration)" : "         out-of-place", block,
+                iter ? "         in-place (+ per-iteration)" : "         in-place");
+    std::printf("%s \n%s \n", titles.c_str(), units.c_str());
+  }
+
+  void close_section(const Summary* s) {
+    const auto& o = *ctx_->options;
+    std::printf("# %-20s : %llu %s\n", "Out of bounds values", static_cast<unsigned long long>(wrong_),
+                wrong_ ? "FAILED" : "OK");
+    const auto first = averages_.average(o.backends.front(), section_);
+    // A barrier moves no bytes: no bandwidth to average (docs/bench.md).
+    std::printf("# %-20s : %s %s\n", "Avg bus bandwidth", first ? fit_g(*first).c_str() : "N/A",
+                std::string(busbw_verdict(first, o)).c_str());
+    for (size_t b = 1; b < o.backends.size(); ++b) {
+      auto avg = averages_.average(o.backends[b], section_);
+      if (avg) std::printf("# %s average bus bandwidth : %s\n", o.backends[b].c_str(), fit_g(*avg).c_str());
+    }
+    std::printf("#\n# Collective test concluded: %s\n#\n", nccl_tests_program(section_).c_str());
+    std::printf(s && !s->error.empty() ? "# error: %s\n" : "\n", s ? s->error.c_str() : "");
+    std::fflush(stdout);
+  }
+
+  static constexpr const char* kTimestampFormat = "%Y-%m-%d %H:%M:%S";
+  static std::string now_local() {
+    char buf[32];
+    const std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    std::strftime(buf, sizeof buf, kTimestampFormat, &tm);
+    return buf;
+  }
+
+  static std::string fit_g(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+  }
+
+  static std::string value(const RunContext& ctx, const char* key) {
+    auto it = ctx.versions.find(key);
+    std::string v = it == ctx.versions.end() ? "unknown" : it->second;
+    for (char& ch : v) {
+      if (ch == ' ') ch = '_';  // one token, as nccl-tests' version fields
+    }
+    return v;
+  }
+
+  void print_line(const RowResult& r, const RowResult* oop, const RowResult* ip) {
+    const auto& o = *ctx_->options;
+    std::string redop = collective_reduces(r.collective) ? std::string(to_string(r.op)) : "none";
+    std::printf("%12zu  %12zu  %8s  %6s  %6d", r.bytes, r.count, std::string(to_string(r.dtype)).c_str(),
+                redop.c_str(), r.root);
+    for (const RowResult* p : {oop, ip}) {
+      if (!p) {
+        std::printf("  %7s  %6s  %6s  %6s", "N/A", "N/A", "N/A", "N/A");
+        if (o.per_iteration) std::printf("  %7s  %7s  %7s  %7s", "N/A", "N/A", "N/A", "N/A");
+        continue;
+      }
+      std::string wrong = p->checked ? fit_g(static_cast<double>(p->wrong)) : "N/A";
+      std::printf("  %7s  %6s  %6s  %6s", fit(p->time_us, 7).c_str(), fit(p->algbw_gbps, 6).c_str(),
+                  fit(p->busbw_gbps, 6).c_str(), wrong.c_str());
+      if (o.per_iteration) {
+        const IterationStats s = p->stats.value_or(IterationStats{});
+        std::printf("  %7s  %7s  %7s  %7s", fit(s.min_us, 7).c_str(), fit(s.max_us, 7).c_str(),
+                    fit(s.p99_us, 7).c_str(), fit(s.cv * 100, 7).c_str());
+      }
+    }
+    if (o.report_timestamps) std::printf("%21s", now_local().c_str());
+    if (extras_) {
+      const RowResult& main = oop ? *oop : *ip;
+      std::printf("  %8s  %18s  %6.2f", r.backend.c_str(), main.algorithm.c_str(), main.ratio);
+      if (ctx_->memory_bandwidth_gbps > 0) std::printf("  %6.2f", main.roof_fraction);
+    }
+    if (o.model) print_model(oop, ip);
+    std::printf("\n");
+  }
+
+  // model(us) of the out-of-place row (else in-place), each placement's
+  // deviation, "!" when either is flagged; N/A without a prediction.
+  static void print_model(const RowResult* oop, const RowResult* ip) {
+    const RowResult* main = oop && oop->model && oop->model->error.empty() ? oop : ip;
+    const bool predicted = main && main->model && main->model->error.empty();
+    std::printf("  %9s", predicted ? fit(main->model->predicted_us, 9).c_str() : "N/A");
+    bool flagged = false;
+    for (const RowResult* p : {oop, ip}) {
+      if (!p || !p->model || !p->model->error.empty()) {
+        std::printf("  %7s", "N/A");
+        continue;
+      }
+      char dev[32];
+      std::snprintf(dev, sizeof dev, "%+.1f", p->model->deviation_pct);
+      std::printf("  %7s", dev);
+      flagged |= p->model->flagged;
+    }
+    std::printf("  %4s", predicted ? (flagged ? "!" : "-") : "N/A");
+  }
+
+  bool quiet_;
+  bool extras_ = false;
+  const RunContext* ctx_ = nullptr;
+  Collective section_ = Collective::AllReduce;
+  uint64_t wrong_ = 0;
+  BusbwAverages averages_;
+};
+
+}  // namespace
+
+std::unique_ptr<Reporter> make_table_reporter(bool quiet) { return std::make_unique<TableReporter>(quiet); }
+
+}  // namespace smddp::bench

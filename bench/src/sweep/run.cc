@@ -1,0 +1,570 @@
+#include "sweep/run.h"
+
+#include <fcntl.h>
+#include <mpi.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/collective_spec.h"
+#include "reporters/reporter.h"
+#include "smddp/algorithms.h"
+#include "smddp/communicator.h"
+#include "smddp/config.h"
+#include "smddp/error.h"
+#include "smddp/reduce.h"
+#include "smddp/version.h"
+#include "backends/device_memory.h"
+#include "supervision/hang_report.h"
+#include "backends/mpi_tuned.h"
+#include "sweep/row_judging.h"
+#include "supervision/supervisor.h"
+#include "sweep/sweep.h"
+#include "sweep/system_info.h"
+#include "supervision/watchdog.h"
+
+extern char** environ;
+
+namespace smddp::bench {
+namespace {
+
+void print_algorithms() {
+  std::printf("%-14s %-19s %-6s %s\n", "collective", "algorithm", "memory", "description (declines when)");
+  for (const auto& a : list_algorithms()) {
+    std::string mem = a.cuda_memory ? (a.host_memory ? "both" : "cuda") : "host";
+    std::printf("%-14s %-19s %-6s %s (%s)\n", std::string(to_string(a.collective)).c_str(),
+                std::string(a.name).c_str(), mem.c_str(), std::string(a.description).c_str(),
+                std::string(a.constraints).c_str());
+  }
+}
+
+std::map<std::string, std::string> captured_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    for (const char* prefix : {"SMDDP_", "NCCL_", "FI_", "OMPI_"}) {
+      if (kv.rfind(prefix, 0) == 0) {
+        auto eq = kv.find('=');
+        env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+      }
+    }
+  }
+  return env;
+}
+
+std::string utc_now() {
+  char buf[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Progress on a terminal only: one line, rewritten in place. Run directly,
+// that is stderr when it is a terminal. Under mpirun no rank's stderr is a
+// terminal, so rank 0 writes to its controlling terminal (/dev/tty) when the
+// launcher's own stderr is that terminal and the launch is the terminal's
+// foreground job: with `mpirun ... 2>log`, in logs and in the background it
+// stays silent. --progress forces it: /dev/tty when there is one, else stderr.
+class Progress {
+ public:
+  Progress(bool enabled, bool forced, size_t total) : total_(total) {
+    if (!enabled) return;
+    if (isatty(STDERR_FILENO)) {
+      fd_ = STDERR_FILENO;
+      return;
+    }
+    int tty = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (tty >= 0 && (forced || launcher_on_terminal())) {
+      fd_ = tty;
+      own_tty_ = true;
+      // mpirun puts each rank in its own process group, never the
+      // terminal's foreground one: with `stty tostop` a write would stop us.
+      std::signal(SIGTTOU, SIG_IGN);
+      return;
+    }
+    if (tty >= 0) close(tty);
+    if (forced) fd_ = STDERR_FILENO;
+  }
+  ~Progress() {
+    if (own_tty_) close(fd_);
+  }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void update(size_t done) {
+    if (fd_ < 0) return;
+    if (own_tty_) let_launcher_print();
+    double elapsed = seconds();
+    double remaining = done ? elapsed / static_cast<double>(done) * static_cast<double>(total_ - done) : 0;
+    char line[160];
+    int n = std::snprintf(line, sizeof line, "\r\033[K[row %zu of %zu] elapsed %.0f s, remaining ~%.0f s", done,
+                          total_, elapsed, remaining);
+    put(line, static_cast<size_t>(std::max(0, std::min(n, static_cast<int>(sizeof line) - 1))));
+  }
+  void clear() {
+    if (fd_ >= 0) put("\r\033[K", 4);
+  }
+
+ private:
+  static std::string exe_of(const std::string& pid) {
+    char buf[4096];
+    ssize_t n = readlink(("/proc/" + pid + "/exe").c_str(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+  }
+  // The fields of /proc/PID/stat after the command name (which may hold
+  // spaces and parentheses): [0] state, [1] ppid, [2] pgrp, [4] tty_nr, [5] tpgid.
+  static std::vector<long long> stat_fields(const std::string& pid) {
+    std::ifstream in("/proc/" + pid + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<long long> fields;
+    auto paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 > stat.size()) return fields;
+    std::istringstream rest(stat.substr(paren + 4));  // skip ") S "
+    fields.push_back(0);
+    for (long long v; fields.size() < 6 && rest >> v;) fields.push_back(v);
+    return fields;
+  }
+  // The launcher is the first ancestor that is not this program (the
+  // supervising parent runs the same binary): mpirun, orted, torchrun. Its
+  // stderr must be our controlling terminal (an fd opened through /dev/tty
+  // stats as /dev/tty itself, so the device comes from tty_nr) and its
+  // process group the terminal's foreground one.
+  static bool launcher_on_terminal() {
+    const auto self = stat_fields("self");
+    if (self.size() < 6 || self[4] == 0) return false;
+    const auto tty = static_cast<unsigned long long>(self[4]);
+    const unsigned tty_major = (tty >> 8) & 0xfff, tty_minor = (tty & 0xff) | ((tty >> 12) & 0xfff00);
+    const std::string exe = exe_of("self");
+    long long pid = self[1];
+    for (int depth = 0; depth < 4 && pid > 1; ++depth) {
+      const auto f = stat_fields(std::to_string(pid));
+      if (f.size() < 6) return false;
+      if (!exe.empty() && exe_of(std::to_string(pid)) == exe) {
+        pid = f[1];
+        continue;
+      }
+      struct stat err {};
+      if (stat(("/proc/" + std::to_string(pid) + "/fd/2").c_str(), &err) != 0) return false;
+      return S_ISCHR(err.st_mode) && major(err.st_rdev) == tty_major && minor(err.st_rdev) == tty_minor &&
+             f[2] == self[5];
+    }
+    return false;
+  }
+  // The table reaches the terminal through the launcher's pipe: let it get
+  // there before the progress line is drawn, or the row lands behind it.
+  static void let_launcher_print() {
+    std::fflush(stdout);
+    for (int i = 0; i < 100; ++i) {
+      int queued = 0;
+      if (ioctl(STDOUT_FILENO, FIONREAD, &queued) != 0 || queued == 0) break;
+      usleep(1000);
+    }
+    usleep(10000);
+  }
+  void put(const char* s, size_t n) {
+    while (n > 0) {
+      ssize_t w = write(fd_, s, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return;  // a terminal that went away is no reason to stop the sweep
+      s += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+  double seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+  int fd_ = -1;
+  bool own_tty_ = false;
+  size_t total_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void end_mpi() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Finalize();
+}
+
+[[noreturn]] void abort_job(int code) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+// Usage errors found after the ranks connected are the same on every rank:
+// rank 0 prints, everyone exits 64.
+[[noreturn]] void usage_exit(int rank, const std::string& message) {
+  if (rank == 0) std::fprintf(stderr, "smddp-bench: %s\n", message.c_str());
+  end_mpi();
+  if (rank != 0) config::yield_to_reporting_rank();
+  std::exit(kExitUsage);
+}
+
+// Host memory one rank needs for a sweep up to `max_bytes`: its buffers plus
+// the engine's scratch (up to two more copies of the vector).
+double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks, const std::vector<uint64_t>& weights) {
+  size_t send = 0, recv = 0;
+  for (Collective c : o.collectives) {
+    for (DataType t : o.dtypes) {
+      const RowCounts rc = row_counts(c, c == Collective::Barrier ? 0 : max_bytes, t, nranks, weights);
+      send = std::max(send, rc.send * dtype_size(t));
+      recv = std::max(recv, rc.recv * dtype_size(t));
+    }
+  }
+  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2;
+}
+
+// As nccl-tests: a -e larger than the memory allows is lowered to the
+// largest size that fits (the same on every rank), with one "#" line from
+// rank 0; -b follows when it is above. The budget is SMDDP_BENCH_MEMORY, else
+// 7/8 of MemAvailable, shared by the ranks on this host.
+void fit_to_memory(BenchOptions& o, Communicator& comm) {
+  const int nranks = comm.size();
+  int host_ranks = 0;
+  for (int r = 0; r < nranks; ++r) host_ranks += comm.host(r) == comm.host(comm.rank()) ? 1 : 0;
+  const double budget = config::is_set("SMDDP_BENCH_MEMORY")
+                            ? static_cast<double>(config::bytes("SMDDP_BENCH_MEMORY"))
+                            : available_memory_bytes() * 7 / 8;
+  const auto weights = weights_for(o.alltoallv_weights, nranks);
+  const auto fits = [&](size_t m) { return bytes_per_rank(o, m, nranks, weights) * host_ranks <= budget; };
+  uint64_t fit = o.max_bytes;
+  if (budget > 0 && !fits(o.max_bytes)) {
+    size_t lo = 0, hi = o.max_bytes;  // fits(lo) is assumed: no buffers at 0 bytes
+    while (hi - lo > 1) {
+      const size_t mid = lo + (hi - lo) / 2;
+      (fits(mid) ? lo : hi) = mid;
+    }
+    fit = lo;
+  }
+  comm.allreduce(&fit, &fit, 1, DataType::Uint64, ReduceOp::Min);
+  if (fit >= o.max_bytes) return;
+  o.requested_max_bytes = o.max_bytes;
+  o.max_bytes = fit;
+  o.min_bytes = std::min(o.min_bytes, o.max_bytes);
+  if (comm.rank() == 0) std::printf("#\n# Reducing maxBytes to %zu due to memory limitation\n", o.max_bytes);
+}
+
+// -N 0 runs until SIGINT or SIGTERM: the signal only sets this flag; the
+// ranks agree on it after each row and end the way a finished sweep does.
+volatile std::sig_atomic_t g_stop_signal = 0;
+void request_stop(int sig) { g_stop_signal = sig; }
+
+int finish_exit_code(const Summary& s) {
+  if (s.wrong) return kExitWrong;
+  if (s.below_threshold || !s.below_baseline.empty()) return kExitBelowThreshold;
+  return kExitOk;
+}
+
+}  // namespace
+
+int parse_command_line(int argc, char** argv, BenchOptions& o) {
+  CLI::App app{"smddp-bench: collective bandwidth and latency sweeps (nccl-tests flags)", "smddp-bench"};
+  CliParts parts;
+  add_bench_options(app, o, parts);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    throw UsageError(what + " (see --help)");
+  }
+  if (o.version) {
+    std::printf("smddp-bench %s (reductions: %s)\n", kVersion, std::string(reduce_isa()).c_str());
+    return kExitOk;
+  }
+  if (o.list_algorithms) {
+    print_algorithms();
+    return kExitOk;
+  }
+  if (o.list_config) {
+    config::print(stdout, config::kEngine | config::kBench, o.markdown);
+    std::fflush(stdout);
+    config::check_or_exit("smddp-bench", config::kEngine | config::kBench);  // a bad value: its line, 64
+    return kExitOk;
+  }
+  for (int i = 0; i < argc; ++i) o.argv.emplace_back(argv[i]);
+  finish_options(o, parts);
+  // --mem cuda, --backend nccl: a CUDA build and compatible backends. No CUDA
+  // or NVML call here: this process becomes the supervising parent, and
+  // CUDA initialised before fork() is unusable in the child (the device
+  // probe runs in the rank process: check_cuda_device in run_benchmark).
+  check_cuda_request(o);
+  for (const auto& b : o.backends) {
+    if (is_mpi_backend(b) && bootstrap_from_environment() == BootstrapKind::TcpStore) {
+      throw UsageError("--backend mpi needs mpirun; this job was started torchrun-style (RANK, WORLD_SIZE, "
+                       "MASTER_ADDR, MASTER_PORT): use --backend smddp");
+    }
+  }
+  return -1;
+}
+
+int run_benchmark(const BenchOptions& options) {
+  Watchdog::catch_report_signal();
+  BenchOptions o = options;  // -e may be lowered to what fits in memory
+  // The rank process, before MPI or the TCP store: is there a usable device?
+  try {
+    check_cuda_device(o);
+  } catch (const UsageError& e) {
+    const char* launcher = launcher_rank();
+    if (!launcher || std::atoi(launcher) == 0) {
+      std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+    } else {
+      config::yield_to_reporting_rank();
+    }
+    return kExitUsage;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "smddp-bench: %s\n", e.what());  // a broken GPU node: every rank says so
+    return kExitTimeout;
+  }
+  for (const auto& b : o.backends) {
+    if (!mpi_tuned_name(b).empty()) request_mpi_tuned_rules();  // read once, in MPI_Init
+  }
+  std::unique_ptr<Communicator> comm;
+  try {
+    CommunicatorOptions copts;
+    copts.timeout_seconds = o.timeout;
+    copts.network_transport = o.transport;
+    copts.fabric_provider = o.provider;
+    comm = Communicator::create(copts);  // mpirun/srun: MPI; RANK/WORLD_SIZE/MASTER_*: TCP store
+  } catch (const UsageError& e) {
+    // Under mpirun the same on every rank (a setting, /dev/shm too small):
+    // rank 0 says it. Started torchrun-style, each process reads its own
+    // RANK, WORLD_SIZE and MASTER_* and says what is wrong with them.
+    const char* launcher = launcher_rank();
+    bool own = true;  // torchrun-style variables too malformed to tell: this process's own
+    try {
+      own = bootstrap_from_environment() == BootstrapKind::TcpStore;
+    } catch (const UsageError&) {
+    }
+    usage_exit(own || !launcher || std::atoi(launcher) == 0 ? 0 : 1, e.what());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "smddp-bench: cannot connect the ranks: %s\n", e.what());
+    return kExitTimeout;
+  }
+  const int rank = comm->rank();
+  const int nranks = comm->size();
+  if (!o.all_roots && (o.root < 0 || o.root >= nranks)) {
+    usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of this job (0.." +
+                         std::to_string(nranks - 1) + ")");
+  }
+  SweepPlan plan;
+  try {
+    weights_for(o.alltoallv_weights, nranks);  // --alltoallv-matrix must match the rank count
+    // Its allreduce is the first collective: an algorithm forced through
+    // SMDDP_ALGORITHM_* that cannot run on this job's ranks is refused here.
+    fit_to_memory(o, *comm);
+    plan = plan_sweep(o, nranks);
+  } catch (const UsageError& e) {
+    usage_exit(rank, e.what());
+  }
+  if (o.mem == MemoryKind::Cuda) {
+    // GPUs belong to the host, not to the (possibly virtual, SMDDP_RANKS_PER_NODE)
+    // node: count this rank among the processes on the same host.
+    int host_rank = 0, host_ranks = 0;
+    for (int r = 0; r < nranks; ++r) {
+      if (comm->host(r) != comm->host(rank)) continue;
+      if (r < rank) ++host_rank;
+      ++host_ranks;
+    }
+    const std::string why =
+        prepare_device(host_rank, host_ranks, static_cast<double>(plan.max_send_bytes + plan.max_recv_bytes));
+    int32_t fail = why.empty() ? 0 : 1;
+    comm->allreduce(&fail, &fail, 1, DataType::Int32, ReduceOp::Max);
+    if (fail) usage_exit(rank, why.empty() ? "--mem cuda: another rank cannot use its device (see its host)" : why);
+  }
+
+  RunContext ctx;
+  ctx.options = &o;
+  ctx.nranks = nranks;
+  ctx.environment = captured_environment();
+  ctx.versions = {{"smddp", kVersion}, {"mpi", mpi_library_version()}, {"reductions", std::string(reduce_isa())}};
+  ctx.started_utc = utc_now();
+  ctx.planned_rows = plan.rows.size() * static_cast<size_t>(std::max(o.run_cycles, 1));
+
+  int exit_code = kExitOk;
+  Summary summary;
+  std::vector<std::unique_ptr<Reporter>> reporters;
+  try {
+    ctx.nnodes = comm->num_nodes();
+    ctx.transport = std::string(comm->network_transport());
+    for (int r = 0; r < nranks; ++r) ctx.hosts.push_back(comm->host(r));
+    ctx.nodes.resize(nranks);
+    int32_t my_node = comm->node();
+    comm->allgather(&my_node, ctx.nodes.data(), 1, DataType::Int32);
+    ctx.pids.resize(nranks);
+    int32_t my_pid = static_cast<int32_t>(getpid());
+    comm->allgather(&my_pid, ctx.pids.data(), 1, DataType::Int32);
+    if (o.roofline) ctx.memory_bandwidth_gbps = measure_memory_bandwidth(*comm);
+    ProgressBoard::instance().attach(*comm);
+    if (rank == 0) {
+      // The watchdog ends a hung rank from its own thread (the main one is
+      // stuck in the call): the result files get the hang report first.
+      Watchdog::instance().on_timeout([&](const HangReport& hang) {
+        Summary s = summary;
+        char why[96];
+        std::snprintf(why, sizeof why, "timed out after %.0f s (watchdog)", comm->timeout());
+        s.error = why;
+        s.exit_code = kExitTimeout;
+        s.hang = hang;
+        for (auto& rep : reporters) {
+          try {
+            rep->end(s);
+          } catch (const std::exception&) {
+          }
+        }
+      });
+    }
+    Watchdog::instance().start(comm->timeout(), rank, comm->host(rank));
+
+    std::vector<std::unique_ptr<Backend>> backends;
+    for (const auto& b : o.backends) {
+      if (b == "smddp") backends.push_back(make_smddp_backend(*comm, o.algorithm));
+#if SMDDP_CUDA_ENABLED
+      else if (b == "nccl") backends.push_back(make_nccl_backend(*comm));
+#endif
+      else backends.push_back(make_mpi_backend(mpi_tuned_name(b), o.collectives));
+    }
+    // Metrics settings are checked (and the port bound) on rank 0 before the
+    // sweep; a usage error there ends every rank with 64.
+    std::unique_ptr<Reporter> metrics;
+    std::string metrics_error;
+    if (rank == 0) {
+      try {
+        metrics = make_metrics_reporter(o.metrics, ctx);
+      } catch (const UsageError& e) {
+        metrics_error = e.what();
+      }
+    }
+    int32_t metrics_failed = metrics_error.empty() ? 0 : 1;
+    comm->broadcast(&metrics_failed, &metrics_failed, 1, DataType::Int32, 0);
+    if (metrics_failed) usage_exit(rank, metrics_error);
+    if (rank == 0) {
+      reporters.push_back(make_table_reporter(o.quiet));
+      if (!o.json_path.empty()) reporters.push_back(make_json_reporter(o.json_path));
+      if (!o.csv_path.empty()) reporters.push_back(make_csv_reporter(o.csv_path));
+      if (metrics) reporters.push_back(std::move(metrics));
+      for (auto& r : reporters) r->begin(ctx);
+    }
+    Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, ctx.planned_rows);
+    BusbwAverages busbw;  // barrier rows are not counted (no bytes)
+    size_t done = 0;
+    Sweep sweep(o, ctx, *comm, std::move(backends));
+    // -N: every cycle's rows are reported; -N 0 until a signal.
+    if (o.run_cycles == 0) {
+      std::signal(SIGINT, request_stop);
+      std::signal(SIGTERM, request_stop);
+    }
+    bool stopped = false;
+    const auto stop = [&] {
+      if (o.run_cycles != 0) return false;
+      int32_t requested = g_stop_signal != 0 ? 1 : 0;
+      comm->allreduce(&requested, &requested, 1, DataType::Int32, ReduceOp::Max);
+      stopped = requested != 0;
+      return stopped;
+    };
+    std::vector<ResultRow> baseline_rows;
+    for (int cycle = 0; !stopped && (o.run_cycles == 0 || cycle < o.run_cycles); ++cycle) {
+      sweep.run(plan, [&](const std::vector<RowResult>& measured) {
+        std::vector<RowResult> with_model;
+        if (o.model) with_model = measured;
+        const std::vector<RowResult>& results = o.model ? with_model : measured;
+        for (auto& r : with_model) attach_model(r, *o.model, ctx, o.mem, summary);
+        for (const auto& r : results) {
+          summary.wrong += r.wrong;
+          baseline_rows.push_back(result_row(r, ctx, o.mem));
+          busbw.add(r);
+        }
+        progress.clear();
+        for (auto& rep : reporters) rep->row(results);
+        progress.update(++done);
+      }, stop);
+    }
+    progress.clear();
+    for (const auto& b : o.backends) {
+      if (auto avg = busbw.average(b)) summary.avg_busbw_gbps[b] = *avg;
+    }
+    // --min-busbw holds for each collective's average (its footer's OK/FAILED).
+    summary.threshold_gbps = o.min_busbw;
+    for (Collective c : o.collectives) {
+      auto avg = busbw.average(o.backends.front(), c);
+      if (avg && below_min_busbw(*avg, o)) summary.below_threshold = true;
+    }
+    if (!o.baseline_path.empty()) {
+      // A model judges the rows it predicts; the others are named once, not failed.
+      ModelGateResult model_gate;
+      if (o.baseline_model) model_gate = gate_rows(*o.baseline_model, baseline_rows);
+      const GateResult gate = o.baseline_model ? static_cast<GateResult>(model_gate) : gate_rows(o.baseline, baseline_rows);
+      for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
+      if (rank == 0) {
+        for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());
+        for (const auto& u : model_gate.unpredicted) std::fprintf(stderr, "smddp-bench: not judged (no prediction): %s\n", u.c_str());
+        std::fprintf(stderr, "smddp-bench: --baseline %s: %zu of %zu rows judged, %zu below\n", o.baseline_path.c_str(),
+                     static_cast<size_t>(gate.judged), baseline_rows.size(), gate.failures.size());
+        std::fflush(stderr);
+      }
+    }
+    summary.complete = true;
+    exit_code = finish_exit_code(summary);
+    summary.exit_code = exit_code;
+    for (auto& rep : reporters) rep->end(summary);
+    Watchdog::instance().stop();
+  } catch (const UsageError& e) {
+    usage_exit(rank, e.what());
+  } catch (const Error& e) {
+    exit_code = tools::exit_code_for(e);  // 3 timeout/lost/transport, else 70, as in smddp-diag
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    std::fprintf(stderr, "smddp-bench: rank %d on %s: %s\n", rank, host, e.what());
+    std::fflush(stderr);
+    summary.error = e.what();
+    summary.exit_code = exit_code;
+    const bool timed_out = dynamic_cast<const TimeoutError*>(&e) != nullptr;
+    if (timed_out) {
+      summary.timed_out_collective = e.collective();
+      // Our record stays "in the call": the others' reports must see us waiting.
+      Watchdog::instance().stop();
+      ProgressBoard& board = ProgressBoard::instance();
+      if (board.reports()) {
+        HangReport hang = board.read("timeout");
+        print_hang_report(hang);
+        if (rank == 0) summary.hang = std::move(hang);
+      }
+    }
+    for (auto& rep : reporters) {
+      try {
+        rep->end(summary);
+      } catch (const std::exception&) {
+      }
+    }
+    if (timed_out) ProgressBoard::instance().let_rank0_report();
+    // Peers may be stuck in a collective: end the whole job with our code.
+    abort_job(exit_code);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "smddp-bench: rank %d: %s\n", rank, e.what());
+    abort_job(kExitRuntime);
+  }
+  comm.reset();
+  end_mpi();
+  return exit_code;
+}
+
+}  // namespace smddp::bench

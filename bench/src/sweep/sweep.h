@@ -1,0 +1,72 @@
+// The sweep: every (collective, dtype, op, size) row, every backend
+// interleaved on the same buffers, out-of-place and in-place. Within a row
+// the timed iterations run in rounds that alternate between the backends
+// and placements, each slice after its own warm-up, so that drift on a busy
+// machine (and whatever the first runner warms up for the next) lands on
+// all of them alike.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "cli/alltoallv_matrix.h"
+#include "backends/backend.h"
+#include "backends/device_memory.h"
+#include "reporters/reporter.h"
+#include "sweep/results.h"
+
+namespace smddp::bench {
+
+struct SweepPlan {
+  struct Row {
+    Collective collective;
+    DataType dtype;
+    ReduceOp op;
+    size_t bytes;  // requested, before rounding
+    int root = 0;  // rooted collectives: -r, or each rank in turn with -r -1
+  };
+  std::vector<Row> rows;
+  size_t max_send_bytes = 0, max_recv_bytes = 0;
+  std::vector<uint64_t> alltoallv_weights;  // n x n (alltoallv_matrix.h)
+};
+
+SweepPlan plan_sweep(const BenchOptions& o, int nranks);
+
+class Sweep {
+ public:
+  // `comm` carries the harness's own bookkeeping (times, #wrong).
+  Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
+        std::vector<std::unique_ptr<Backend>> backends);
+
+  // Runs every row; calls `on_row` on every rank with the results (rank 0's
+  // hold the aggregated numbers). After each row, a `stop` that returns true
+  // (on every rank alike) ends the sweep early. Throws smddp::Error on failure.
+  void run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row,
+           const std::function<bool()>& stop = {});
+
+ private:
+  // One backend and placement of a row, while its rounds run.
+  struct Measurement {
+    Backend* backend = nullptr;
+    CollectiveArgs args;
+    RowResult result;
+    uint64_t wrong = 0;
+    std::vector<double> times;  // per timed iteration, this rank
+    // alltoallv: the row's counts; args points into the vectors (kept by moves).
+    std::shared_ptr<const CountMatrix> counts;
+    std::vector<size_t> send_counts, recv_counts;
+  };
+  Measurement start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row, bool in_place);
+  void time_slice(Measurement& m, int warmup, int iters);
+  RowResult finish(Measurement& m);
+
+  const BenchOptions& o_;
+  const RunContext& ctx_;
+  Communicator& comm_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  int rank_ = 0;
+  std::unique_ptr<SweepBuffers> buffers_;  // host or device (--mem)
+};
+
+}  // namespace smddp::bench
