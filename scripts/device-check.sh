@@ -23,7 +23,7 @@
 # failure (a broken GPU node must not pass); 77 no GPU listed (every row
 # SKIP); 64 usage. "n/a" rows (2-GPU tests on one GPU, no PyTorch) are not
 # required. Output: $DEVICE_CHECK_OUT, else $OUT, else /tmp/smddp-device-check:
-# device-check.md (the table, for docs/performance.md), device-check.log,
+# device-check.md (the table, for docs/performance-history.md), device-check.log,
 # bench-*.json.
 set -uo pipefail
 

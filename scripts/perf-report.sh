@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Runs the performance comparisons quoted in docs/performance.md: smddp
-# against Open MPI on the same buffers in one run per collective and rank
-# count, and prints markdown tables. Not a test: numbers, no assertions.
+# Two jobs: the page of where performance stands, and the in-node sweeps.
+#   scripts/perf-report.sh --print | --write | --check
+# renders docs/performance.md from docs/perf/scenarios.json (the latest
+# measurement of each scenario, copied from the journal,
+# docs/performance-history.md); --check exits 1 when the committed page is
+# stale or 300 lines or longer (scripts/perf_report.py; --data, --doc and
+# --history name other files).
 #   scripts/perf-report.sh [BUILD_DIR] > perf.md
+# runs smddp against Open MPI on the same buffers, one run per collective
+# and rank count, and prints markdown tables. Not a test: numbers, no
+# assertions.
 # Each run compares smddp with Open MPI's default decision (`mpi`) and with
 # every coll/tuned algorithm of the collective forced in turn (`mpi:NAME`,
 # the names this Open MPI offers); the table shows the best of those per
@@ -13,6 +20,10 @@
 # SMDDP_PERF_RANKS (rank counts, default "2 4"), SMDDP_PERF_COLLECTIVES
 # (default "allreduce allgather reducescatter broadcast alltoall").
 set -euo pipefail
+# A build directory never starts with "--": options go to the page's renderer.
+if [[ ${1:-} == --* ]]; then
+  exec python3 "$(dirname "${BASH_SOURCE[0]}")/perf_report.py" "$@"
+fi
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 build=${1:-$SMDDP_BUILD_DIR}

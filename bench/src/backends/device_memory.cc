@@ -66,7 +66,7 @@ size_t huge_backed_bytes(const void* p, size_t len) {
 // for page faults. With `huge`, 2 MiB aligned and advised onto transparent
 // huge pages: the kernel's cross-process copies (cma, Open MPI's vader CMA)
 // pin and map memory page by page, and run 1.9-2.8x faster on 2 MiB pages
-// (docs/performance.md, "Inside a node").
+// (docs/performance-history.md, "Inside a node: the kernel's page walk").
 class HostMemory {
  public:
   HostMemory(size_t bytes, bool huge) : bytes_(round_up(std::max<size_t>(bytes, 1), huge ? kHuge : 4096)) {

@@ -20,13 +20,13 @@ constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound ab
 // instead of halving-doubling's two. At 32 KiB in the cross group it is
 // 0.69x halving-doubling's time on 2 hosts x 1 rank, 0.87x on 4 x 1, and
 // 0.80-0.90x of the 64 KiB allreduce on 2 and 4 hosts x 2 ranks
-// (docs/performance.md, issue 17); its extra bytes on 4 nodes (2S against
+// (docs/performance-history.md, issue 17); its extra bytes on 4 nodes (2S against
 // 1.5S) cost less than the two rounds it saves, on shared cores.
 constexpr size_t kSingleExchangeUpTo = 32 * 1024;
 constexpr size_t kShardedUpTo = 1024 * 1024;  // sharded allreduce across nodes up to here
 // Around here single-copy (cma) algorithms inside a node start to win:
 // below, their extra synchronisation costs more than the copy they save.
-// Each collective's rows below place its own crossover (docs/performance.md).
+// Each collective's rows below place its own crossover (docs/performance-history.md).
 constexpr size_t kStagedUpTo = 1024 * 1024;
 
 struct DefaultRule {
@@ -49,7 +49,7 @@ constexpr DefaultRule kDefaults[] = {
     {Collective::AllReduce, Scope::SingleNode, kAny, "cma,shm_direct,halving_doubling,ring", true},
     {Collective::AllReduce, Scope::SingleNode, kStagedUpTo, "shm_direct,halving_doubling,ring"},
     {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring"},
-    // Across hosts (docs/performance.md): small vectors go
+    // Across hosts (docs/performance-history.md): small vectors go
     // hierarchical (shm inside the node, one log2(M) exchange between nodes),
     // 2-5x faster than halving-doubling over all ranks; the sharded exchange
     // wins on mid sizes, where its two direct steps beat the ring's 2(M-1)
@@ -61,7 +61,7 @@ constexpr DefaultRule kDefaults[] = {
     // inbound link (busbw 0.09 vs 0.11 GB/s at 64 MiB).
     // Tiny vectors in the cross group: recursive doubling, one exchange per
     // partner (halving-doubling pays two round trips per partner; 2 hosts,
-    // 8 B: see docs/performance.md, issue 17).
+    // 8 B: see docs/performance-history.md, issue 17).
     {Collective::AllReduce, Scope::MultiNode, kSingleExchangeUpTo, "hierarchical,recursive_doubling,halving_doubling,tree,ring"},
     {Collective::AllReduce, Scope::MultiNode, kSmall, "hierarchical,halving_doubling,tree,ring"},
     {Collective::AllReduce, Scope::MultiNode, kShardedUpTo, "sharded,hierarchical,ring"},

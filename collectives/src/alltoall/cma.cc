@@ -1,7 +1,7 @@
 // Intra-node alltoall, single copy: every rank exposes its output and
 // writes the block addressed to each peer straight into that peer's
 // (process_vm_writev: the kernel's write path is 10-15% faster than its
-// read path on 4 KiB pages, docs/performance.md). Peers are written in
+// read path on 4 KiB pages, docs/performance-history.md). Peers are written in
 // rotating order (me+1, me+2, ...) so no rank's memory is written by
 // everyone at once. In place, the send data is first copied aside, since
 // peers write into our buffer while we still send from it.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The launch scripts end to end: SageMaker entry, Slurm sbatch and prolog, shellcheck.
+"""The launch scripts end to end: SageMaker entry, Slurm sbatch and prolog, shellcheck, perf-report.sh --check.
 
 Usage: scripts_e2e.py --root REPO [--bench PATH] [--netns-cluster PATH] TEST
 
@@ -13,6 +13,7 @@ import glob
 import json
 import os
 import shlex
+import shutil
 import stat
 import subprocess
 import sys
@@ -339,6 +340,61 @@ def test_shellcheck():
     if r.returncode != 0:
         fail(f"shellcheck:\n{r.stdout}{r.stderr}")
     print(f"shellcheck clean: {len(scripts)} scripts")
+
+
+def perf_report(*args):
+    return subprocess.run([os.path.join(ARGS.root, "scripts/perf-report.sh"), *args], cwd=ARGS.root,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_perf_report_check():
+    """docs/performance.md is what docs/perf/scenarios.json gives, under 300 lines, every journal link resolves."""
+    r = perf_report("--check")
+    if r.returncode != 0:
+        fail(f"perf-report.sh --check exit {r.returncode}:\n{r.stdout}{r.stderr}")
+    print(r.stdout.strip())
+
+
+def test_perf_report_stale():
+    """--check fails on a page edited by hand, a page of 300 lines, a journal section that is gone and bad data;
+    bad usage is one line and 64."""
+    data_path = os.path.join(ARGS.root, "docs/perf/scenarios.json")
+    with open(data_path) as f:
+        data = json.load(f)
+    with tempfile.TemporaryDirectory() as d:
+        doc, data_file, history = (os.path.join(d, n) for n in ("performance.md", "scenarios.json", "history.md"))
+        shutil.copy(os.path.join(ARGS.root, "docs/performance-history.md"), history)
+
+        def check(scenarios):
+            write(data_file, json.dumps({"scenarios": scenarios}))
+            return perf_report("--check", "--data", data_file, "--doc", doc, "--history", history)
+
+        def expect_fail(what, r, needle):
+            if r.returncode != 1 or needle not in r.stderr:
+                fail(f"{what}: exit {r.returncode}, wanted 1 with {needle!r}:\n{r.stdout}{r.stderr}")
+
+        r = perf_report("--write", "--data", data_path, "--doc", doc)
+        if r.returncode != 0:
+            fail(f"--write: {r.stdout}{r.stderr}")
+        good = check(data["scenarios"])
+        if good.returncode != 0:
+            fail(f"a fresh page does not pass: {good.stdout}{good.stderr}")
+        with open(doc) as f:
+            page = f.read()
+        first = data["scenarios"][0]["rows"][0]
+        write(doc, page.replace(f"| {first['ratio']} |", "| 9.99x |", 1))
+        expect_fail("a ratio edited by hand", check(data["scenarios"]), "9.99x")
+        write(doc, page)
+        many = [dict(s, id=f"{s['id']}-{k}", title=f"{s['title']} {k}") for k in range(3) for s in data["scenarios"]]
+        expect_fail("a page of 300 lines or more", check(many), "the limit is under 300")
+        gone = [dict(data["scenarios"][0], history=["No such section"])] + data["scenarios"][1:]
+        expect_fail("a link to a missing journal section", check(gone), "No such section")
+        bad = [dict(data["scenarios"][0], rows=[dict(first, run="zz")])] + data["scenarios"][1:]
+        expect_fail("a row naming no run", check(bad), "no run 'zz'")
+        r = perf_report("--chek")
+        if r.returncode != 64 or len(r.stderr.strip().splitlines()) != 1:
+            fail(f"bad usage: exit {r.returncode}, stderr {r.stderr!r}")
+    print("perf-report.sh --check catches edits, length, missing sections, bad data; usage 64")
 
 
 def main():
