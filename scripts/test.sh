@@ -7,10 +7,30 @@ set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
+# Each phase's wall time, printed as it ends and again at the close, so a
+# slow suite shows where its time went (CI's budget: docs/testing.md).
+phase_start=$SECONDS phase_name="" phase_times=()
+phase() {
+  if [ -n "$phase_name" ]; then
+    phase_times+=("$phase_name: $((SECONDS - phase_start)) s")
+    echo "== $phase_name took $((SECONDS - phase_start)) s"
+  fi
+  phase_name=$1 phase_start=$SECONDS
+}
+finish() {
+  phase ""
+  echo "== phase times (total $SECONDS s)"
+  printf '   %s\n' "${phase_times[@]}"
+}
+trap finish EXIT
+
+phase "install dependencies"
 "$SMDDP_ROOT/scripts/install-deps.sh"
 
 # The same script the container image builds with, so CI exercises it.
+phase "main build"
 "$SMDDP_ROOT/scripts/build.sh" --build-dir "$SMDDP_BUILD_DIR"
+phase "tests"
 echo "== tests"
 ctest --test-dir "$SMDDP_BUILD_DIR" --output-on-failure --timeout 900
 
@@ -18,6 +38,7 @@ ctest --test-dir "$SMDDP_BUILD_DIR" --output-on-failure --timeout 900
 # Its own build (sm_90, the bundle's run path): only the bundle's targets,
 # bounded so the suite keeps its time; then its tests (tests/e2e/gpu/bundle_test.py).
 if [ -x /usr/local/cuda/bin/nvcc ] && grep -q '^SMDDP_NCCL_LIBRARY:FILEPATH=/' "$SMDDP_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+  phase "device bundle"
   echo "== device bundle"
   timeout 1500 "$SMDDP_ROOT/scripts/device-bundle.sh" --build-dir "$SMDDP_BUILD_DIR-bundle" --test
 else
@@ -25,9 +46,11 @@ else
 fi
 
 asan_dir="$SMDDP_BUILD_DIR-asan"
+phase "sanitizer build"
 echo "== sanitizer build ($asan_dir)"
 configure_and_build "$asan_dir" -DSMDDP_WERROR=ON -DSMDDP_SANITIZE=ON -DSMDDP_BUILD_TOOLS=OFF \
   -DSMDDP_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+phase "sanitizer tests"
 echo "== sanitizer tests"
 # Open MPI's own allocations are not ours to chase: leaks off, errors on.
 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -37,5 +60,6 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # A clang-16 build of the libFuzzer targets only (fuzz/, ASan + UBSan), each
 # run for 20 s over a copy of its seed corpus; any finding fails the suite.
 # Bounded: about 5 minutes with a warm ccache, more for a cold clang build.
+phase "fuzzing"
 echo "== fuzzing"
 timeout 1800 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 20 --build-dir "$SMDDP_BUILD_DIR-fuzz"

@@ -12,6 +12,7 @@
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/fabric/endpoint.h"
+#include "smddp/types.h"
 #include "transports/fabric_liveness.h"
 #include "transports/fabric_transport.h"
 
