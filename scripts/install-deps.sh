@@ -12,7 +12,7 @@ packages=(
   libfmt-dev libbenchmark-dev libgtest-dev libgmock-dev
   prometheus-cpp-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libssl-dev
   prometheus prometheus-pushgateway
-  python3 shellcheck iproute2 iperf3 procps curl
+  python3 python3-scipy shellcheck iproute2 iperf3 procps curl
   # Fuzzing (clang's libFuzzer), browser tests of reports, the chart library
   # inlined into reports, the torch companion (gloo, CPU) and Kubernetes
   # manifest validation.
