@@ -148,10 +148,10 @@ mutation barrier_shm_noop "$A/barrier/shm.cc" mpi_collectives_np4 barrier \
 # reduction kernels and the avg division
 mutation kernel_skip_last_source collectives/core/src/kernels/kernels_impl.h unit 'AllTypesAndOps/*' \
   's/for \(; s < nsrc; \+\+s\) combine_into/for (; s < nsrc - 1; ++s) combine_into/'
-mutation kernel_min_returns_max collectives/core/src/kernels/kernels_impl.h unit 'AllTypesAndOps/*' \
+mutation kernel_min_returns_max collectives/core/src/kernels/reduce_ops.h unit 'AllTypesAndOps/*' \
   's/(struct MinOp \{.*?return )a < b \? a : b;/$1a > b ? a : b;/s'
-mutation kernel_int_divide_rounds collectives/core/src/kernels/kernels_impl.h unit 'AllTypes/DivideTest.*' \
-  's/static_cast<Wide>\(d\[i\]\) \/ q\)/(static_cast<Wide>(d[i]) + q \/ 2) \/ q)/'
+mutation kernel_int_divide_rounds collectives/core/src/kernels/reduce_ops.h unit 'AllTypes/DivideTest.*' \
+  's/static_cast<Wide>\(x\) \/ static_cast<Wide>\(divisor\)/(static_cast<Wide>(x) + divisor \/ 2) \/ static_cast<Wide>(divisor)/'
 mutation avg_divides_by_size_minus_one "$A/communicator.cc" mpi_collectives_np4 allreduce,reduce \
   's/divide\(a\.recv, a\.count, a\.dtype, topo_\.size\);/divide(a.recv, a.count, a.dtype, topo_.size - 1);/'
 

@@ -9,8 +9,9 @@
 //
 // One grid-stride kernel per (format, op); each thread keeps kUnroll vectors
 // of every source in flight so the loads cover the memory latency. The
-// element arithmetic repeats the host kernels' (kernels/kernels_impl.h) so
-// both give the same bits.
+// element arithmetic (operators, Avg's division, bfloat16 and the NaN rules
+// of float16) is kernels/reduce_ops.h's, the host kernels' own, so both give
+// the same bits.
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
@@ -18,11 +19,12 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
-#include <type_traits>
+#include <utility>
 
 #include "core/check.h"
 #include "cuda/kernels.h"
 #include "cuda/runtime.h"
+#include "kernels/reduce_ops.h"
 #include "smddp/error.h"
 
 namespace smddp::cuda {
@@ -34,55 +36,7 @@ constexpr int kUnroll = 4;
 constexpr int kBlocksPerSm = 8;
 constexpr size_t kVectorBytes = 16;
 
-// Unsigned arithmetic type for T: no promotion to signed int, so overflow wraps.
-template <typename T>
-using WrapType =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
-struct SumOp {
-  template <typename T>
-  __device__ static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
-    } else {
-      return a + b;
-    }
-  }
-};
-
-struct ProdOp {
-  template <typename T>
-  __device__ static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// As on the host: a NaN in either operand wins, ties return the second.
-struct MinOp {
-  template <typename T>
-  __device__ static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return a < b ? a : b;
-    } else {
-      return (a < b || a != a) ? a : b;
-    }
-  }
-};
-
-struct MaxOp {
-  template <typename T>
-  __device__ static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return a > b ? a : b;
-    } else {
-      return (a > b || a != a) ? a : b;
-    }
-  }
-};
+namespace ops = kernels::ops;
 
 template <typename T>
 struct NativeFormat {
@@ -92,41 +46,33 @@ struct NativeFormat {
   __device__ static T narrow(T x) { return x; }
 };
 
-// float16 through the conversion instructions, with NaNs handled as F16C
-// does: quieted, sign and top payload bits kept.
+// float16 through the conversion instructions, with NaNs handled as the
+// host's F16C path does (reduce_ops.h): quieted, sign and top payload bits kept.
 struct F16Format {
   using Storage = uint16_t;
   using Compute = float;
   __device__ static float widen(uint16_t h) {
-    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) {
-      return __uint_as_float((uint32_t{h & 0x8000u} << 16) | 0x7fc00000u | (uint32_t{h & 0x3ffu} << 13));
-    }
+    if (ops::f16_is_nan(h)) return __uint_as_float(ops::f16_nan_to_float_bits(h));
     return __half2float(__ushort_as_half(h));
   }
   __device__ static uint16_t narrow(float f) {
     const uint32_t x = __float_as_uint(f);
-    const uint32_t mag = x & 0x7fffffffu;
-    if (mag > 0x7f800000u) return static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7e00u | ((mag >> 13) & 0x3ffu));
+    if (ops::float_bits_is_nan(x)) return ops::float_nan_bits_to_f16(x);
     return __half_as_ushort(__float2half_rn(f));
   }
 };
 
-// bfloat16 with the host's integer rounding (nearest even, NaN quieted).
 struct Bf16Format {
   using Storage = uint16_t;
   using Compute = float;
-  __device__ static float widen(uint16_t h) { return __uint_as_float(uint32_t{h} << 16); }
-  __device__ static uint16_t narrow(float f) {
-    const uint32_t x = __float_as_uint(f);
-    const bool nan = (x & 0x7fffffffu) > 0x7f800000u;
-    const uint32_t rounded = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
-    return static_cast<uint16_t>(nan ? (x >> 16) | 0x40u : rounded);
-  }
+  __device__ static float widen(uint16_t h) { return ops::bf16_to_float(h); }
+  __device__ static uint16_t narrow(float f) { return ops::float_to_bf16(f); }
 };
 
-// fp8 through CUDA's own conversions: exact widening, and narrowing with
-// __NV_SATFINITE as NCCL does (nearest even, saturating at the largest
-// finite value, NaN to 0x7f); the host's convert_impl.h gives the same bits.
+// fp8 through CUDA's own conversions (hardware on sm_89 and later): exact
+// widening, and narrowing with __NV_SATFINITE as NCCL does (nearest even,
+// saturating at the largest finite value, NaN to 0x7f); reduce_ops.h's
+// Fp8Layout, the host's conversion, gives the same bits.
 template <__nv_fp8_interpretation_t kKind>
 struct Fp8Format {
   using Storage = uint8_t;
@@ -212,18 +158,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// Integers divide in a 64-bit type of their signedness (truncation, no
-// overflow); floats divide in their compute type, correctly rounded.
-template <typename C>
-__device__ C divided(C x, int divisor) {
-  if constexpr (std::is_integral_v<C>) {
-    using Wide = std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>;
-    return static_cast<C>(static_cast<Wide>(x) / static_cast<Wide>(divisor));
-  } else {
-    return x / static_cast<C>(divisor);
-  }
-}
-
 template <typename F>
 __global__ void __launch_bounds__(kThreads) divide_kernel(void* dst, size_t count, Layout layout, int divisor) {
   using S = typename F::Storage;
@@ -242,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) divide_kernel(void* dst, size_t coun
     for (int u = 0; u < kUnroll; ++u) {
       if (base + u * stride < layout.nvec) {
 #pragma unroll
-        for (int j = 0; j < V; ++j) p[u].e[j] = F::narrow(divided(F::widen(p[u].e[j]), divisor));
+        for (int j = 0; j < V; ++j) p[u].e[j] = F::narrow(ops::divided(F::widen(p[u].e[j]), divisor));
         vec[base + u * stride] = p[u];
       }
     }
@@ -251,7 +185,7 @@ __global__ void __launch_bounds__(kThreads) divide_kernel(void* dst, size_t coun
   const size_t scalars = layout.head + (count - tail);
   for (size_t k = tid; k < scalars; k += stride) {
     const size_t i = k < layout.head ? k : tail + (k - layout.head);
-    d[i] = F::narrow(divided(F::widen(d[i]), divisor));
+    d[i] = F::narrow(ops::divided(F::widen(d[i]), divisor));
   }
 }
 
@@ -310,14 +244,16 @@ struct LaunchTable {
   DivideLaunch divide[kNumDataTypes];
 };
 
+// row[op] = the launch of op's operator, for every ReduceOp (Avg: the sum;
+// divide() follows).
+template <typename F, size_t... kOps>
+constexpr void fill_ops(ReduceLaunch (&row)[kNumReduceOps], std::index_sequence<kOps...>) {
+  ((row[kOps] = &launch_reduce<F, ops::OpFor<static_cast<ReduceOp>(kOps)>>), ...);
+}
+
 template <typename F>
 constexpr void fill_row(LaunchTable& t, DataType dtype) {
-  auto& row = t.reduce[static_cast<int>(dtype)];
-  row[static_cast<int>(ReduceOp::Sum)] = &launch_reduce<F, SumOp>;
-  row[static_cast<int>(ReduceOp::Prod)] = &launch_reduce<F, ProdOp>;
-  row[static_cast<int>(ReduceOp::Min)] = &launch_reduce<F, MinOp>;
-  row[static_cast<int>(ReduceOp::Max)] = &launch_reduce<F, MaxOp>;
-  row[static_cast<int>(ReduceOp::Avg)] = &launch_reduce<F, SumOp>;  // divide() follows
+  fill_ops<F>(t.reduce[static_cast<int>(dtype)], std::make_index_sequence<kNumReduceOps>{});
   t.divide[static_cast<int>(dtype)] = &launch_divide<F>;
 }
 

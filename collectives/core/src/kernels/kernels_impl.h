@@ -13,77 +13,25 @@
 //  - combine: one element-wise pass, dst = op(a, b) or dst = op(dst, b).
 //
 // Order of operations is fixed (src0 op src1 op src2 ..., per element, left
-// to right) so every path gives the same bits. Integers are combined in an
-// unsigned type of at least int's width, so overflow wraps instead of being
-// undefined. float16/bfloat16 and the fp8 types are widened to float once
-// per block, combined in float and rounded once at the end (fp8: saturating,
-// see convert_impl.h).
+// to right) so every path gives the same bits. The element operators, Avg's
+// division and the conversions are reduce_ops.h's, shared with the device
+// kernels. float16/bfloat16 and the fp8 types are widened to float once per
+// block, combined in float and rounded once at the end (fp8: saturating).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <type_traits>
+#include <utility>
 
 #include "kernels/convert_impl.h"
 #include "kernels/kernels.h"
+#include "kernels/reduce_ops.h"
 
 namespace smddp::kernels::SMDDP_KERNEL_NS {
 namespace {
 
 constexpr size_t kBlockBytes = 8192;
 constexpr size_t kHalfBlock = kBlockBytes / sizeof(float);
-
-// Unsigned arithmetic type for T: no integer promotion to a signed int.
-template <typename T>
-using WrapType =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-
-struct SumOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
-    } else {
-      return a + b;
-    }
-  }
-};
-
-struct ProdOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
-    } else {
-      return a * b;
-    }
-  }
-};
-
-// For floats, `a != a` makes a NaN in either operand win; the select form
-// (rather than a call to fmin) keeps the loop vectorisable. On ties (-0, +0)
-// the second operand is returned.
-struct MinOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return a < b ? a : b;
-    } else {
-      return (a < b || a != a) ? a : b;
-    }
-  }
-};
-
-struct MaxOp {
-  template <typename T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>) {
-      return a > b ? a : b;
-    } else {
-      return (a > b || a != a) ? a : b;
-    }
-  }
-};
 
 template <typename Op, typename T>
 void combine(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t n) {
@@ -127,18 +75,9 @@ struct NativeFamily {
     }
   }
 
-  // Integers divide in a 64-bit type of the same signedness: truncation
-  // toward zero, and no overflow (divisor >= 1).
   static void divide(void* dst, size_t count, int divisor) {
     T* __restrict d = static_cast<T*>(dst);
-    if constexpr (std::is_integral_v<T>) {
-      using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
-      const auto q = static_cast<Wide>(divisor);
-      for (size_t i = 0; i < count; ++i) d[i] = static_cast<T>(static_cast<Wide>(d[i]) / q);
-    } else {
-      const auto q = static_cast<T>(divisor);
-      for (size_t i = 0; i < count; ++i) d[i] = d[i] / q;
-    }
+    for (size_t i = 0; i < count; ++i) d[i] = ops::divided(d[i], divisor);
   }
 };
 
@@ -191,25 +130,26 @@ struct HalfFamily {
 
   static void divide(void* dst, size_t count, int divisor) {
     auto* d = static_cast<Bits*>(dst);
-    const auto q = static_cast<float>(divisor);
     alignas(64) float acc[kHalfBlock];
     for (size_t off = 0; off < count; off += kHalfBlock) {
       const size_t n = block_len(count, off, kHalfBlock);
       Format::widen(d + off, acc, n);
-      for (size_t i = 0; i < n; ++i) acc[i] = acc[i] / q;
+      for (size_t i = 0; i < n; ++i) acc[i] = ops::divided(acc[i], divisor);
       Format::narrow(acc, d + off, n);
     }
   }
 };
 
+// row[op] = the reduction with op's operator, for every ReduceOp (Avg: the
+// sum; the caller divides afterwards).
+template <typename Family, size_t... kOps>
+constexpr void fill_ops(ReduceFn (&row)[kNumReduceOps], std::index_sequence<kOps...>) {
+  ((row[kOps] = &Family::template reduce<ops::OpFor<static_cast<ReduceOp>(kOps)>>), ...);
+}
+
 template <typename Family>
 constexpr void fill_row(KernelTable& table, DataType dtype) {
-  auto& row = table.reduce[static_cast<int>(dtype)];
-  row[static_cast<int>(ReduceOp::Sum)] = &Family::template reduce<SumOp>;
-  row[static_cast<int>(ReduceOp::Prod)] = &Family::template reduce<ProdOp>;
-  row[static_cast<int>(ReduceOp::Min)] = &Family::template reduce<MinOp>;
-  row[static_cast<int>(ReduceOp::Max)] = &Family::template reduce<MaxOp>;
-  row[static_cast<int>(ReduceOp::Avg)] = &Family::template reduce<SumOp>;  // divide() follows
+  fill_ops<Family>(table.reduce[static_cast<int>(dtype)], std::make_index_sequence<kNumReduceOps>{});
   table.divide[static_cast<int>(dtype)] = &Family::divide;
 }
 
@@ -226,16 +166,16 @@ constexpr KernelTable make_table() {
   fill_row<HalfFamily<Bf16Format>>(t, DataType::Bfloat16);
   fill_row<NativeFamily<float>>(t, DataType::Float32);
   fill_row<NativeFamily<double>>(t, DataType::Float64);
-  fill_row<HalfFamily<Fp8Format<E4M3Layout>>>(t, DataType::Float8E4M3);
-  fill_row<HalfFamily<Fp8Format<E5M2Layout>>>(t, DataType::Float8E5M2);
+  fill_row<HalfFamily<Fp8Format<ops::E4M3Layout>>>(t, DataType::Float8E4M3);
+  fill_row<HalfFamily<Fp8Format<ops::E5M2Layout>>>(t, DataType::Float8E5M2);
   t.f16_to_float = &f16_widen;
   t.float_to_f16 = &f16_narrow;
   t.bf16_to_float = &bf16_widen;
   t.float_to_bf16 = &bf16_narrow;
-  t.e4m3_to_float = &fp8_widen<E4M3Layout>;
-  t.float_to_e4m3 = &fp8_narrow<E4M3Layout>;
-  t.e5m2_to_float = &fp8_widen<E5M2Layout>;
-  t.float_to_e5m2 = &fp8_narrow<E5M2Layout>;
+  t.e4m3_to_float = &fp8_widen<ops::E4M3Layout>;
+  t.float_to_e4m3 = &fp8_narrow<ops::E4M3Layout>;
+  t.e5m2_to_float = &fp8_widen<ops::E5M2Layout>;
+  t.float_to_e5m2 = &fp8_narrow<ops::E5M2Layout>;
   return t;
 }
 
