@@ -30,7 +30,7 @@ RUN apt-get update -q && apt-get install -y -q --no-install-recommends \
       build-essential cmake ninja-build pkg-config git curl ca-certificates \
       autoconf automake libtool python3 procps iproute2 openssh-client openssh-server \
       libhwloc-dev libfmt-dev libbenchmark-dev prometheus-cpp-dev nlohmann-json3-dev \
-      libcli11-dev libyaml-cpp-dev \
+      libcli11-dev libyaml-cpp-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 
 # EFA user space only: the kernel module and limits belong to the host.

@@ -33,7 +33,7 @@ RUN apt-get update -q && apt-get install -y -q --no-install-recommends pkg-confi
     && rm -rf /var/lib/apt/lists/*
 RUN /opt/conda/bin/conda create -y -q -p /opt/smddp/toolchain --override-channels -c conda-forge \
       "cmake>=3.25" ninja "gcc_linux-64=12" "gxx_linux-64=12" pkg-config \
-      cli11 nlohmann_json prometheus-cpp yaml-cpp fmt benchmark hwloc \
+      cli11 nlohmann_json prometheus-cpp yaml-cpp fmt benchmark hwloc openssl \
     && /opt/conda/bin/conda clean -afy
 
 COPY . /opt/smddp/src

@@ -25,7 +25,7 @@
 
 #include "smddp/error.h"
 #include "bootstrap/bootstrap.h"
-#include "transports/socket_io.h"
+#include "smddp/common/socket_io.h"
 #include "transports/socket_transport.h"
 #include "transports/transport.h"
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "smddp/error.h"
-#include "transports/socket_io.h"
+#include "smddp/common/socket_io.h"
 #include "bootstrap/tcp_store.h"
 #include "bootstrap/tcp_store_auth.h"
 #include "bootstrap/tcp_store_server.h"

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <set>
 
 #include "supervision/hang_report_channel.h"
+#include "smddp/common/crypto.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -48,16 +48,14 @@ bool parse_stall(const std::string& v, long long& rank, unsigned long long& call
   return std::sscanf(v.c_str(), "%lld:%llu%c", &rank, &call, &tail) == 2 && rank >= 0 && call >= 1;
 }
 
+// "" without random bytes: the board is best effort, and attach() is
+// collective, so its host goes without a segment rather than throw alone.
 std::string random_name() {
-  unsigned char bytes[16] = {};
-  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) return {};
-  std::string name = "/smddp-progress-";
-  for (unsigned char b : bytes) {
-    char hex[3];
-    std::snprintf(hex, sizeof hex, "%02x", b);
-    name += hex;
+  try {
+    return "/smddp-progress-" + crypto::random_hex(16);
+  } catch (const Error&) {
+    return {};
   }
-  return name;
 }
 
 // The state letter of /proc/PID/stat, in words.

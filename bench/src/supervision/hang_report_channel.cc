@@ -1,44 +1,88 @@
 #include "supervision/hang_report_channel.h"
 
-#include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 
+#include "smddp/common/auth_frame.h"
+#include "smddp/common/crypto.h"
+#include "smddp/common/socket_io.h"
 #include "smddp/config.h"
-#include "transports/sha256.h"
-#include "transports/socket_io.h"
+#include "smddp/error.h"
 
 namespace smddp::bench {
+
+namespace hang_wire {
 namespace {
 
-constexpr size_t kSecretBytes = 32, kNonceBytes = 32, kMacBytes = 32;
+crypto::AuthFrame frame(const std::string& nonce, std::string_view host, std::string_view records) {
+  crypto::AuthFrame f("smddp-hang-report");
+  f.field(nonce).field(host).field(records);
+  return f;
+}
+
+void put_be32(std::string& out, uint32_t v) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+}
+
+uint32_t be32(std::string_view p) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+}  // namespace
+
+size_t body_bytes(std::string_view head) {
+  if (head.size() < kHeadBytes) return 0;
+  const uint32_t host = be32(head), records = be32(head.substr(4));
+  if (host == 0 || host > kMaxHost || records > kMaxRecords) return 0;
+  return size_t{host} + records + crypto::kMacBytes;
+}
+
+std::string seal(const std::string& secret, const std::string& nonce, const std::string& host,
+                 const std::string& records) {
+  if (host.empty() || host.size() > kMaxHost || records.size() > kMaxRecords) return "";
+  std::string message;
+  put_be32(message, static_cast<uint32_t>(host.size()));
+  put_be32(message, static_cast<uint32_t>(records.size()));
+  return message + host + records + frame(nonce, host, records).mac(secret);
+}
+
+bool open(const std::string& secret, const std::string& nonce, std::string_view message, std::string& host,
+          std::string& records) {
+  const size_t body = body_bytes(message);
+  if (body == 0 || message.size() != kHeadBytes + body) return false;
+  const std::string_view h = message.substr(kHeadBytes, be32(message));
+  const std::string_view r = message.substr(kHeadBytes + h.size(), be32(message.substr(4)));
+  if (!frame(nonce, h, r).verify(secret, message.substr(kHeadBytes + h.size() + r.size()))) return false;
+  host = h;
+  records = r;
+  return true;
+}
+
+}  // namespace hang_wire
+
+namespace {
+
+constexpr size_t kSecretBytes = 32, kNonceBytes = 32;
 constexpr size_t kEndpointsBytes = 2048;         // rank 0's endpoints, "ADDR|PORT\n" each
-constexpr uint32_t kMaxRecords = 4u << 20;       // one host's records, as JSON
 constexpr int kProbeMs = 1000;                   // per endpoint, at attach
-constexpr char kContext[] = "smddp-hang-report";
 
+// `n` random bytes, or false: the channel is best effort, and a rank must
+// not throw alone from the collective open() or from a report.
 bool random_bytes(std::string& out, size_t n) {
-  out.assign(n, '\0');
-  return getrandom(out.data(), n, 0) == static_cast<ssize_t>(n);
-}
-
-std::string mac(const std::string& secret, const std::string& nonce, const std::string& records) {
-  const crypto::Digest d = crypto::hmac_sha256(secret, std::string(kContext) + nonce + records);
-  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
-}
-
-bool equal_in_constant_time(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
+  try {
+    out = crypto::random_bytes(n);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 // Rank 0's numeric addresses that another host may reach: up, not
@@ -109,16 +153,14 @@ std::string read_report(int fd, const std::string& secret, net::Clock::time_poin
   if (!random_bytes(nonce, kNonceBytes) || net::send_all(fd, nonce.data(), nonce.size(), deadline, &err) != net::Io::Ok) {
     return "";
   }
-  uint32_t sizes[2] = {};  // host name, records; network order
-  if (net::recv_all(fd, sizes, sizeof sizes, deadline, &err) != net::Io::Ok) return "";
-  const uint32_t host_len = ntohl(sizes[0]), len = ntohl(sizes[1]);
-  if (host_len == 0 || host_len > 1024 || len > kMaxRecords) return "";
-  std::string body(host_len + len + kMacBytes, '\0');
-  if (net::recv_all(fd, body.data(), body.size(), deadline, &err) != net::Io::Ok) return "";
-  const std::string signed_part = body.substr(0, host_len + len);
-  if (!equal_in_constant_time(body.substr(host_len + len), mac(secret, nonce, signed_part))) return "";
-  host = body.substr(0, host_len);
-  return body.substr(host_len, len);
+  std::string message(hang_wire::kHeadBytes, '\0');
+  if (net::recv_all(fd, message.data(), message.size(), deadline, &err) != net::Io::Ok) return "";
+  const size_t body = hang_wire::body_bytes(message);
+  if (body == 0) return "";
+  message.resize(hang_wire::kHeadBytes + body);
+  if (net::recv_all(fd, message.data() + hang_wire::kHeadBytes, body, deadline, &err) != net::Io::Ok) return "";
+  std::string records;
+  return hang_wire::open(secret, nonce, message, host, records) ? records : "";
 }
 
 }  // namespace
@@ -205,17 +247,18 @@ void HangChannel::open(Communicator& comm, const std::vector<std::string>& hosts
 }
 
 bool HangChannel::send(const std::string& host, const std::string& records, double seconds) const {
-  if (target_.empty() || records.size() > kMaxRecords || host.empty() || host.size() > 1024) return false;
+  if (target_.empty() || host.empty() || host.size() > hang_wire::kMaxHost ||
+      records.size() > hang_wire::kMaxRecords) {
+    return false;
+  }
   const auto deadline = net::deadline_in(seconds);
   net::Fd fd = connect_to(target_, net::ms_left(deadline));
   if (!fd) return false;
   std::string nonce(kNonceBytes, '\0');
   int err = 0;
   if (net::recv_all(fd.get(), nonce.data(), nonce.size(), deadline, &err) != net::Io::Ok) return false;
-  const uint32_t sizes[2] = {htonl(static_cast<uint32_t>(host.size())), htonl(static_cast<uint32_t>(records.size()))};
-  std::string message(reinterpret_cast<const char*>(sizes), sizeof sizes);
-  message += host + records + mac(secret_, nonce, host + records);
-  if (net::send_all(fd.get(), message.data(), message.size(), deadline, &err) != net::Io::Ok) return false;
+  const std::string message = hang_wire::seal(secret_, nonce, host, records);
+  if (message.empty() || net::send_all(fd.get(), message.data(), message.size(), deadline, &err) != net::Io::Ok) return false;
   // Rank 0 closes after reading: the records are in when the close arrives.
   char byte;
   return net::recv_all(fd.get(), &byte, 1, deadline, &err) == net::Io::Closed;

@@ -9,21 +9,48 @@
 //     keeps the first that answers; rank 0 closes the listeners nobody
 //     reached (so it listens only where other hosts reach it).
 // A report: rank 0 sends a random nonce on accept; the host replies with
-// its records and HMAC-SHA256(secret, "smddp-hang-report" | nonce | records),
-// so a stranger reaching the port can neither pose as a host nor replay an
-// old report. Every step is bounded in time; no thread, and only rank 0's
-// listening sockets live between reports (closed at exit).
+// its host name, its records and
+//   HMAC-SHA256(secret, "smddp-hang-report" | nonce | host | records),
+// every field length-framed (common/'s AuthFrame), so a stranger reaching
+// the port can neither pose as a host nor replay an old report, and no
+// bytes move between the host name and the records unnoticed. Every step
+// is bounded in time; no thread, and only rank 0's listening sockets live
+// between reports (closed at exit).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "smddp/communicator.h"
 
 namespace smddp::bench {
+
+// A report's bytes after rank 0's nonce (here for the tests):
+//   u32 host length | u32 records length (big-endian) | host | records | MAC
+namespace hang_wire {
+
+inline constexpr size_t kHeadBytes = 8;
+inline constexpr uint32_t kMaxHost = 1024;        // a host name
+inline constexpr uint32_t kMaxRecords = 4u << 20;  // one host's records, as JSON
+
+// The bytes that follow a head (host, records and MAC); 0 when the head
+// announces an empty host or a length past the limits.
+size_t body_bytes(std::string_view head);
+// The whole message; "" when host or records are out of bounds.
+std::string seal(const std::string& secret, const std::string& nonce, const std::string& host,
+                 const std::string& records);
+// Head and body of a message: false unless their lengths agree and the MAC
+// is the one `secret` gives for `nonce`; then `host` and `records` are its fields.
+bool open(const std::string& secret, const std::string& nonce, std::string_view message, std::string& host,
+          std::string& records);
+
+}  // namespace hang_wire
 
 class HangChannel {
  public:

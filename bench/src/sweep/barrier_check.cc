@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 #include <memory>
 #include <random>
 
+#include "smddp/common/crypto.h"
 #include "smddp/error.h"
 
 namespace smddp::bench {
@@ -44,14 +44,6 @@ class Segment {
   uint64_t* slots_ = nullptr;
 };
 
-uint64_t random_word() {
-  uint64_t w = 0;
-  while (::getrandom(&w, sizeof w, 0) != static_cast<ssize_t>(sizeof w)) {
-    if (errno != EINTR) throw TransportError(std::string("getrandom: ") + std::strerror(errno));
-  }
-  return w;
-}
-
 }  // namespace
 
 size_t check_barrier(Communicator& comm, const std::vector<std::string>& hosts, uint64_t seed, int rounds,
@@ -60,7 +52,8 @@ size_t check_barrier(Communicator& comm, const std::vector<std::string>& hosts, 
   // An unguessable name from rank 0, one segment per host, made by the
   // host's lowest rank (O_EXCL, 0600) before the others open it, and
   // unlinked once all have it mapped.
-  uint64_t nonce[2] = {random_word(), random_word()};
+  uint64_t nonce[2];
+  crypto::random_bytes(nonce, sizeof nonce);
   comm.broadcast(nonce, nonce, 2, DataType::Uint64, 0);
   int leader = 0;
   while (hosts[leader] != hosts[me]) ++leader;

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "transports/socket_io.h"
+#include "smddp/common/socket_io.h"
 #include "bootstrap/tcp_store_wire.h"
 
 namespace smddp {

@@ -6,8 +6,8 @@
 //               client nonce | rank | world size | host)
 // and the store's Ok carries the same over "smddp-store server", so each
 // side learns the other knows the secret without it crossing the wire, and
-// a recorded handshake cannot be replayed (the nonces differ). Fields are
-// length-prefixed (tcp_store_wire.h's Writer), so no two contexts are
+// a recorded handshake cannot be replayed (the nonces differ). The MAC is
+// common/'s AuthFrame: every field length-framed, so no two contexts are
 // the same bytes.
 #pragma once
 
@@ -17,7 +17,7 @@
 
 namespace smddp::store {
 
-// kNonceBytes from getrandom(); TransportError when the kernel cannot give them.
+// kNonceBytes random bytes (crypto::random_bytes; TransportError when there are none).
 std::string random_nonce();
 
 // SMDDP_STORE_SECRET, else SMDDP_STORE_SECRET_FILE's contents; empty when

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "transports/socket_io.h"
+#include "smddp/common/socket_io.h"
 
 namespace smddp::store {
 

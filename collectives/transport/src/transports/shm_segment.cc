@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "core/check.h"
+#include "smddp/common/crypto.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "bootstrap/bootstrap.h"
@@ -48,22 +48,7 @@ Offsets layout(const ShmGeometry& g) {
   return o;
 }
 
-std::string random_name() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n < 0 && errno != EINTR) throw TransportError("getrandom failed: " + std::string(strerror(errno)));
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  static const char* hex = "0123456789abcdef";
-  std::string name = "/smddp-";
-  for (unsigned char b : bytes) {
-    name += hex[b >> 4];
-    name += hex[b & 15];
-  }
-  return name;
-}
+std::string random_name() { return "/smddp-" + crypto::random_hex(16); }
 
 // Slot for the name exchange: a name, or an error from the creating rank.
 struct NameRecord {

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "smddp/common/crypto.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
-#include "transports/sha256.h"
 #include "transports/socket_transport.h"
 #include "bootstrap/tcp_store_auth.h"
 
@@ -27,7 +27,7 @@ std::string job_secret(Bootstrap& bootstrap) {
   constexpr size_t kBytes = 2 * store::kNonceBytes;  // hex of kNonceBytes random bytes
   std::string mine(kBytes, '\0');
   if (bootstrap.rank() == 0) {
-    const std::string hex = crypto::hex(store::random_nonce());
+    const std::string hex = crypto::random_hex(store::kNonceBytes);
     std::memcpy(mine.data(), hex.data(), std::min(hex.size(), kBytes));
   }
   std::vector<char> all(kBytes * static_cast<size_t>(bootstrap.size()));

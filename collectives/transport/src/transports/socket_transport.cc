@@ -21,9 +21,10 @@
 #include <vector>
 
 #include "core/check.h"
+#include "smddp/common/auth_frame.h"
+#include "smddp/common/crypto.h"
+#include "smddp/common/socket_io.h"
 #include "smddp/error.h"
-#include "transports/sha256.h"
-#include "transports/socket_io.h"
 #include "bootstrap/tcp_store_auth.h"
 
 namespace smddp {
@@ -57,8 +58,9 @@ struct Hello {
 // With a secret (docs/deploy.md, "Securing the TCP store"): the connector
 // sends AuthHello, the listener answers with its nonce and its proof, the
 // connector checks that and sends its own proof. Each proof is
-// HMAC-SHA256(secret, role | listener | connector | size | both nonces), so
-// neither can be replayed on another connection or reflected as the other.
+// HMAC-SHA256(secret, role | listener | connector | size | both nonces),
+// each field length-framed (common/'s AuthFrame), so neither can be
+// replayed on another connection or reflected as the other.
 struct AuthHello {
   uint32_t magic;
   int32_t rank;
@@ -67,16 +69,19 @@ struct AuthHello {
 };
 struct AuthChallenge {
   char nonce[store::kNonceBytes];
-  char proof[32];
+  char proof[crypto::kMacBytes];
 };
 static_assert(sizeof(AuthHello) == 12 + store::kNonceBytes && sizeof(AuthChallenge) == 64);
 
-std::string socket_proof(const char* role, const std::string& secret, int listener, const AuthHello& hello,
-                         const std::string& listener_nonce) {
-  store::Writer context;
-  context.str(role).u32(static_cast<uint32_t>(listener)).u32(static_cast<uint32_t>(hello.rank))
-      .u32(static_cast<uint32_t>(hello.size)).str(std::string(hello.nonce, sizeof hello.nonce)).str(listener_nonce);
-  return crypto::bytes(crypto::hmac_sha256(secret, context.frame(0)));
+constexpr char kListener[] = "smddp-socket listener", kConnector[] = "smddp-socket connector";
+
+crypto::AuthFrame socket_proof(const char* role, int listener, const AuthHello& hello,
+                               const std::string& listener_nonce) {
+  crypto::AuthFrame frame(role);
+  frame.u32(static_cast<uint32_t>(listener)).u32(static_cast<uint32_t>(hello.rank))
+      .u32(static_cast<uint32_t>(hello.size)).field(std::string_view(hello.nonce, sizeof hello.nonce))
+      .field(listener_nonce);
+  return frame;
 }
 
 // A connection the listener accepted whose hello is not complete yet.
@@ -245,13 +250,13 @@ class SocketTransport final : public Transport {
       return false;
     }
     const std::string theirs(challenge.nonce, sizeof challenge.nonce);
-    if (!crypto::equal_in_constant_time(socket_proof("smddp-socket listener", secret_, p, hello, theirs),
-                                        std::string_view(challenge.proof, sizeof challenge.proof))) {
+    const std::string_view their_proof(challenge.proof, sizeof challenge.proof);
+    if (!socket_proof(kListener, p, hello, theirs).verify(secret_, their_proof)) {
       throw TransportError("socket transport: rank " + std::to_string(me_) + " got a wrong proof of " +
                            "SMDDP_STORE_SECRET from " + peer_name +
                            ": the ranks' secrets differ, or another process listens there");
     }
-    const std::string proof = socket_proof("smddp-socket connector", secret_, p, hello, theirs);
+    const std::string proof = socket_proof(kConnector, p, hello, theirs).mac(secret_);
     return net::send_all(fd, proof.data(), proof.size(), deadline, &err) == net::Io::Ok;
   }
 
@@ -318,8 +323,7 @@ class SocketTransport final : public Transport {
     }
     if (h.got.size() < h.want) return false;
     if (h.proving) {
-      const std::string want = socket_proof("smddp-socket connector", secret_, me_, h.hello, h.nonce);
-      if (!crypto::equal_in_constant_time(want, h.got)) {
+      if (!socket_proof(kConnector, me_, h.hello, h.nonce).verify(secret_, h.got)) {
         ++failed_proofs_;
         drop(h, "wrong proof of SMDDP_STORE_SECRET");
         return false;
@@ -336,7 +340,7 @@ class SocketTransport final : public Transport {
     h.nonce = store::random_nonce();
     AuthChallenge challenge{};
     std::memcpy(challenge.nonce, h.nonce.data(), sizeof challenge.nonce);
-    const std::string proof = socket_proof("smddp-socket listener", secret_, me_, h.hello, h.nonce);
+    const std::string proof = socket_proof(kListener, me_, h.hello, h.nonce).mac(secret_);
     std::memcpy(challenge.proof, proof.data(), sizeof challenge.proof);
     // 64 bytes on a fresh connection: the kernel takes them whole or the peer is gone.
     if (::send(h.fd.get(), &challenge, sizeof challenge, MSG_NOSIGNAL | MSG_DONTWAIT) !=

@@ -1,5 +1,5 @@
-// The few socket operations that the TCP store and the socket transport
-// share: resolving host:port, listening on exactly one address, connecting
+// The few socket operations that the TCP store, the socket transport and
+// smddp-bench's hang-report channel share: resolving host:port, listening on exactly one address, connecting
 // with a time limit, and moving whole buffers before a deadline. Everything
 // here reports failure as a value (an errno or a short text) so that the
 // callers, who know which rank and which variable is involved, write the
