@@ -1,10 +1,5 @@
-<<<<<<<< HEAD:collectives/transport/src/transports/socket_io.cc
-// Socket helpers for the TCP store and the socket transport (socket_io.h).
-#include "transports/socket_io.h"
-========
 // Socket helpers for the TCP store, the socket transport and the hang report (socket_io.h).
 #include "smddp/common/socket_io.h"
->>>>>>>> b125423 (crypto from OpenSSL's libcrypto; one helper for length-framed MACs (issue 35)):common/src/socket_io.cc
 
 #include <arpa/inet.h>
 #include <fcntl.h>
