@@ -13,9 +13,9 @@
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
 #include "common/text.h"
-#include "exporter/http_server.h"
 #include "exporter/node_sampler.h"
 #include "smddp/error.h"
+#include "smddp/telemetry/http_server.h"
 
 namespace smddp::diag {
 namespace {
@@ -59,7 +59,7 @@ class ExporterCommand final : public Command {
 
     // Listening comes first: a port in use is a usage error before any work.
     auto registry = std::make_shared<prometheus::Registry>();
-    MetricsServer server(bind_, port_, registry);
+    telemetry::MetricsServer server(bind_, port_, registry);
     NodeSampler sampler(*registry, root_, Nvml::library_name(global_.nvml_library), report_);
     sampler.sample();
     if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(server.port()) + "\n");

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-namespace smddp::diag {
+namespace smddp::telemetry {
 
 class MetricsServer {
  public:
@@ -50,4 +50,4 @@ class MetricsServer {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace smddp::diag
+}  // namespace smddp::telemetry

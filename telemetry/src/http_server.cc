@@ -1,4 +1,4 @@
-#include "exporter/http_server.h"
+#include "smddp/telemetry/http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,7 +15,7 @@
 
 #include "smddp/error.h"
 
-namespace smddp::diag {
+namespace smddp::telemetry {
 namespace {
 
 constexpr int kWorkers = 4;
@@ -171,4 +171,4 @@ void MetricsServer::serve(int fd) {
   write_all(fd, response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", body, head));
 }
 
-}  // namespace smddp::diag
+}  // namespace smddp::telemetry
