@@ -14,7 +14,7 @@
 #include "pushgateway.h"
 #include "smddp/error.h"
 #include "smddp/telemetry/emf.h"
-#include "smddp/telemetry/exposer.h"
+#include "smddp/telemetry/http_server.h"
 #include "smddp/telemetry/metrics.h"
 
 namespace smddp::telemetry {
@@ -37,7 +37,7 @@ struct BenchMetrics::Impl {
   MetricsOptions options;
   std::string host;
   std::shared_ptr<BenchRegistry> registry;
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<MetricsServer> server;  // /metrics, with --prom-port
   std::unique_ptr<Pushgateway> gateway;
   std::unique_ptr<EmfSink> emf;
 
@@ -86,7 +86,9 @@ std::unique_ptr<BenchMetrics> BenchMetrics::create(const MetricsOptions& options
                                                   impl->registry);
   }
   if (options.prom_port > 0) {
-    impl->exposer = serve_collectable(options.prom_bind, options.prom_port, impl->registry);
+    MetricsServerOptions server_options;
+    server_options.name = "smddp-bench";
+    impl->server = std::make_unique<MetricsServer>(options.prom_bind, options.prom_port, impl->registry, server_options);
   }
   if (!options.emf_target.empty()) impl->emf = open_emf_sink(options.emf_target);
   return std::unique_ptr<BenchMetrics>(new BenchMetrics(std::move(impl)));
@@ -116,12 +118,12 @@ void BenchMetrics::record_timeout(const std::string& collective) {
 void BenchMetrics::finish(int exit_code) {
   impl_->registry->set_exit_code(exit_code);
   impl_->push("final push");
-  if (impl_->exposer && impl_->options.linger_seconds > 0) {
+  if (impl_->server && impl_->options.linger_seconds > 0) {
     std::this_thread::sleep_for(std::chrono::duration<double>(impl_->options.linger_seconds));
   }
 }
 
-int BenchMetrics::metrics_port() const { return impl_->exposer ? listening_port(*impl_->exposer) : 0; }
+int BenchMetrics::metrics_port() const { return impl_->server ? impl_->server->port() : 0; }
 
 bool metrics_enabled(const MetricsOptions& options) {
   return options.prom_port > 0 || !options.pushgateway_url.empty() || !options.emf_target.empty();

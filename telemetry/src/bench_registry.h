@@ -1,6 +1,6 @@
 // The Prometheus metric families of smddp-bench (names, types and labels are
 // documented in docs/metrics.md). Thread-safe through prometheus-cpp: the
-// exposer's threads collect while the sweep records.
+// /metrics server's threads collect while the sweep records.
 #pragma once
 
 #include <memory>

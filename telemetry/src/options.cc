@@ -11,7 +11,7 @@ void add_metrics_options(CLI::App& app, MetricsOptions& options) {
   const std::string group = "Metrics export";
   app.add_option("--prom-port", options.prom_port, "Serve Prometheus /metrics on this port (0: off)")
       ->group(group);
-  app.add_option("--prom-bind", options.prom_bind, "Address for /metrics (IPv4 or IPv6 literal)")
+  app.add_option("--prom-bind", options.prom_bind, "Address for /metrics: IPv4 or IPv6 address ([::1] too) or host name")
       ->capture_default_str()
       ->group(group);
   app.add_option("--linger", options.linger_seconds, "Keep serving /metrics this many seconds after the sweep")

@@ -24,7 +24,7 @@ class ExporterCommand final : public Command {
  public:
   ExporterCommand(CLI::App& parent, const GlobalOptions& global) : global_(global) {
     app_ = parent.add_subcommand("exporter", "Serve node, GPU, EFA and preflight metrics for Prometheus");
-    app_->add_option("--listen", listen_, "ADDRESS:PORT to serve /metrics on; [IPV6]:PORT for IPv6, [::] for every interface (port 0: any free port)")
+    app_->add_option("--listen", listen_, "ADDRESS:PORT to serve /metrics on; [IPV6]:PORT for IPv6, [::] for every interface, HOSTNAME:PORT (port 0: any free port)")
         ->capture_default_str();
     app_->add_option("--interval", interval_, "Seconds between samples")->capture_default_str();
     app_->add_option("--preflight-report", report_, "Preflight JSON report to export (re-read every interval)");
@@ -59,7 +59,9 @@ class ExporterCommand final : public Command {
 
     // Listening comes first: a port in use is a usage error before any work.
     auto registry = std::make_shared<prometheus::Registry>();
-    telemetry::MetricsServer server(bind_, port_, registry);
+    telemetry::MetricsServerOptions server_options;
+    server_options.name = "smddp-diag exporter";
+    telemetry::MetricsServer server(bind_, port_, registry, server_options);
     NodeSampler sampler(*registry, root_, Nvml::library_name(global_.nvml_library), report_);
     sampler.sample();
     if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(server.port()) + "\n");

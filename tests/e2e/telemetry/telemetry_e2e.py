@@ -47,10 +47,29 @@ def check(condition, message):
 
 # ---------------------------------------------------------------- helpers
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+def free_port(host="127.0.0.1"):
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.bind((host, 0))
         return s.getsockname()[1]
+
+
+def ipv6_loopback():
+    try:
+        free_port("::1")
+        return True
+    except OSError:
+        return False
+
+
+def refused(host, port):
+    """True when nothing listens on host:port (the bench bound another address)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.settimeout(5)
+        try:
+            s.connect((host, port))
+            return False
+        except ConnectionRefusedError:
+            return True
 
 
 def mpirun(np, *bench_args):
@@ -493,7 +512,7 @@ def test_port_in_use():
         # And the malformed flags, each refused the same way.
         for args, needle in [(["--pushgateway", "127.0.0.1:9091"], "--pushgateway"),
                              (["--emf", "udp://127.0.0.1:99999"], "--emf"),
-                             (["--prom-port", str(free_port()), "--prom-bind", "localhost"], "bind address"),
+                             (["--prom-port", str(free_port()), "--prom-bind", "300.1.1.1"], "bind address"),
                              (["--emf", os.path.join(d, "missing-dir", "x.log")], "--emf")]:
             r = run(mpirun(2, *SWEEP, "-J", out, *args), timeout=60)
             lines = [l for l in r.stderr.splitlines() if l.startswith("smddp-bench")]
@@ -501,6 +520,45 @@ def test_port_in_use():
                   f"{args}: exit {r.returncode}, lines {lines}\n{r.stderr[-1500:]}")
             check(not os.listdir(d), f"{args}: files written: {os.listdir(d)}")
         print(f"port {port} in use and 4 malformed flags refused with exit 64")
+
+
+def test_bind():
+    """--prom-bind 127.0.0.1, ::1, [::1] and localhost: one smddp-bench (no mpirun) serves /metrics on exactly
+    that address while it runs (the ::1 cases need IPv6 on loopback; without it they are left out)."""
+    cases = [("127.0.0.1", "127.0.0.1"), ("localhost", "localhost")]
+    if ipv6_loopback():
+        cases += [("::1", "::1"), ("[::1]", "::1")]
+    else:
+        print("no IPv6 on loopback: ::1 cases left out")
+    for bind, host in cases:
+        port = free_port("::1" if host == "::1" else "127.0.0.1")
+        url = f"http://{'[::1]' if host == '::1' else host}:{port}/metrics"
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "out.json")
+            cmd = [ARGS.bench, *SWEEP, "-J", out, "--prom-port", str(port), "--prom-bind", bind, "--linger", "8"]
+            bench = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     start_new_session=True)
+            try:
+                # The final values, scraped while the bench lingers.
+                def final_scrape():
+                    text = http_get(url)
+                    return text if "smddp_bench_exit_code 0" in text else None
+                scrape = wait_for(f"{url} with the exit code", final_scrape, timeout=90)
+                # Exactly the address given: not the other loopback family as well.
+                if host == "::1":
+                    check(refused("127.0.0.1", port), f"--prom-bind {bind} also serves 127.0.0.1:{port}")
+                elif host == "127.0.0.1" and ipv6_loopback():
+                    check(refused("::1", port), f"--prom-bind {bind} also serves [::1]:{port}")
+                stdout, stderr = bench.communicate(timeout=60)
+            finally:
+                if bench.poll() is None:
+                    os.killpg(bench.pid, signal.SIGKILL)
+                    bench.wait(timeout=10)
+            check(bench.returncode == 0, f"--prom-bind {bind}: exit {bench.returncode}\n{stderr[-2000:]}")
+            _, rows = load_rows(out)
+            samples = parse_exposition(scrape)
+            check_rows_against(samples, "smddp_bench_busbw_bytes_per_second", rows, "busbw_gbps", 1e9)
+            print(f"--prom-bind {bind}: {url} served {len(rows)} rows and the exit code")
 
 
 def test_rules():

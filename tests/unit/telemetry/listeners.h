@@ -1,5 +1,6 @@
 // Loopback listeners for the telemetry tests: a UDP socket, a TCP server that
-// reads newline-terminated documents, and a one-request HTTP server. Every
+// reads newline-terminated documents, a one-request HTTP server, and HTTP
+// clients for 127.0.0.1 and ::1. Every
 // wait is bounded; destructors close what they opened.
 #pragma once
 
@@ -128,26 +129,82 @@ class TcpListener {
   std::string buffer_;
 };
 
-// A blocking HTTP GET of http://127.0.0.1:port/path; returns the whole response.
-inline std::string http_get(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    char chunk[4096];
-    while (readable(fd, kWaitMs)) {
-      const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
-      if (n <= 0) break;
-      response.append(chunk, static_cast<size_t>(n));
-    }
+// A TCP connection to host:port (a numeric IPv4 or IPv6 address), or -1.
+inline int connect_to(const std::string& host, int port) {
+  sockaddr_storage sa{};
+  socklen_t length = 0;
+  auto* s6 = reinterpret_cast<sockaddr_in6*>(&sa);
+  auto* s4 = reinterpret_cast<sockaddr_in*>(&sa);
+  if (inet_pton(AF_INET6, host.c_str(), &s6->sin6_addr) == 1) {
+    s6->sin6_family = AF_INET6;
+    s6->sin6_port = htons(static_cast<uint16_t>(port));
+    length = sizeof *s6;
+  } else if (inet_pton(AF_INET, host.c_str(), &s4->sin_addr) == 1) {
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(static_cast<uint16_t>(port));
+    length = sizeof *s4;
+  } else {
+    return -1;
   }
+  const int fd = ::socket(sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&sa), length) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `request` on fd and returns everything read until the peer closes.
+inline std::string exchange(int fd, const std::string& request) {
+  std::string response;
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  char chunk[4096];
+  while (readable(fd, kWaitMs)) {
+    const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+    if (n <= 0) break;
+    response.append(chunk, static_cast<size_t>(n));
+  }
+  return response;
+}
+
+// One raw request to host:port; the whole response ("" when nobody listens).
+inline std::string http_request(const std::string& host, int port, const std::string& request) {
+  const int fd = connect_to(host, port);
+  if (fd < 0) return "";
+  std::string response = exchange(fd, request);
   ::close(fd);
   return response;
+}
+
+// A blocking HTTP GET of http://HOST:port/path (127.0.0.1 unless given).
+inline std::string http_get(int port, const std::string& path, const std::string& host = "127.0.0.1") {
+  const std::string authority = host.find(':') == std::string::npos ? host : "[" + host + "]";
+  return http_request(host, port, "GET " + path + " HTTP/1.0\r\nHost: " + authority + "\r\n\r\n");
+}
+
+// Whether ::1 can be bound here (IPv6 may be off in a container).
+inline bool ipv6_loopback() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in6 sa{};
+  sa.sin6_family = AF_INET6;
+  sa.sin6_addr = in6addr_loopback;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A port nobody listens on at ::1 (bound then closed).
+inline int closed_port_v6() {
+  const int fd = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in6 sa{};
+  sa.sin6_family = AF_INET6;
+  sa.sin6_addr = in6addr_loopback;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) throw std::runtime_error("bind ::1");
+  socklen_t length = sizeof sa;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &length);
+  ::close(fd);
+  return ntohs(sa.sin6_port);
 }
 
 }  // namespace smddp::telemetry::testing

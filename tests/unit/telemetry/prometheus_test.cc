@@ -1,6 +1,7 @@
-// The Prometheus side: registry contents after recorded rows, the /metrics
-// endpoint (serve_registry), the Pushgateway client against a loopback HTTP
-// server, and BenchMetrics' validation and warnings.
+// The Prometheus side: registry contents after recorded rows, the registry
+// served by the /metrics server (its own tests: http_server_test.cc), the
+// Pushgateway client against a loopback HTTP server, and BenchMetrics'
+// validation, warnings and --prom-bind on IPv4 and IPv6.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,7 +19,7 @@
 #include "listeners.h"
 #include "pushgateway.h"
 #include "smddp/error.h"
-#include "smddp/telemetry/exposer.h"
+#include "smddp/telemetry/http_server.h"
 #include "smddp/telemetry/metrics.h"
 
 namespace smddp::telemetry {
@@ -184,49 +185,25 @@ TEST(BenchRegistry, LabelValuesAreBoundedAndNeverEmpty) {
 
 // ---- the /metrics endpoint ----
 
-TEST(ServeRegistry, ServesTheRegistryOverHttp) {
+TEST(ServeRegistry, ServesTheBenchRegistryOverHttp) {
   auto registry = std::make_shared<BenchRegistry>(run_info(), "node-a");
   Seeded r;
   SCOPED_TRACE("seed " + std::to_string(r.seed));
   const BenchRow row = random_row(r, "smddp");
   registry->record(row);
-  auto exposer = serve_collectable("127.0.0.1", 0, registry);
-  const int port = listening_port(*exposer);
-  ASSERT_GT(port, 0);
-  const std::string response = testing::http_get(port, "/metrics");
+  MetricsServer server("127.0.0.1", 0, registry);
+  ASSERT_GT(server.port(), 0);
+  const std::string response = testing::http_get(server.port(), "/metrics");
   EXPECT_NE(response.find("200 OK"), std::string::npos) << response;
   EXPECT_NE(response.find("# TYPE smddp_bench_busbw_bytes_per_second gauge"), std::string::npos);
   EXPECT_NE(response.find("# TYPE smddp_bench_wrong_values_total counter"), std::string::npos);
   EXPECT_NE(response.find("# TYPE smddp_bench_latency_seconds summary"), std::string::npos);
   EXPECT_NE(response.find("smddp_bench_latency_seconds_count{"), std::string::npos);
   EXPECT_NE(response.find("size=\"" + std::to_string(row.bytes) + "\""), std::string::npos);
-}
-
-TEST(ServeRegistry, PortInUseIsOneLineUsageError) {
-  testing::TcpListener occupant;
-  auto registry = std::make_shared<prometheus::Registry>();
-  try {
-    serve_registry("127.0.0.1", occupant.port(), registry);
-    FAIL() << "bound a port that is in use";
-  } catch (const smddp::UsageError& e) {
-    const std::string message = e.what();
-    EXPECT_NE(message.find("127.0.0.1:" + std::to_string(occupant.port())), std::string::npos) << message;
-    EXPECT_NE(message.find("Address already in use"), std::string::npos) << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos);
-  }
-}
-
-TEST(ServeRegistry, BadAddressesAndPortsAreUsageErrors) {
-  auto registry = std::make_shared<prometheus::Registry>();
-  for (const std::string bind : {"localhost", "", "300.1.1.1", "1.2.3.4:80", "[::1"}) {
-    EXPECT_THROW(serve_registry(bind, 0, registry), smddp::UsageError) << bind;
-  }
-  EXPECT_THROW(serve_registry("127.0.0.1", 65536, registry), smddp::UsageError);
-  EXPECT_THROW(serve_registry("127.0.0.1", -1, registry), smddp::UsageError);
-  EXPECT_THROW(serve_registry("127.0.0.1", 0, nullptr), smddp::UsageError);
-  EXPECT_EQ(host_port("::1", 9400), "[::1]:9400");
-  EXPECT_EQ(host_port("[::1]", 9400), "[::1]:9400");
-  EXPECT_EQ(host_port("10.0.0.1", 9400), "10.0.0.1:9400");
+  // Exactly the registry: no server metrics of its own (the Exposer's
+  // exposer_* summaries read NaN until a first scrape had finished).
+  EXPECT_EQ(response.find("exposer_"), std::string::npos);
+  EXPECT_EQ(response.find("NaN"), std::string::npos);
 }
 
 // ---- the Pushgateway client ----
@@ -362,6 +339,32 @@ TEST(BenchMetrics, FinishSetsTheExitCodeAndLingers) {
   finisher.join();
   EXPECT_NE(during.find("smddp_bench_exit_code 7"), std::string::npos) << during;
   EXPECT_TRUE(lingering) << "finish() returned before its exit code was served";
+}
+
+// --prom-bind takes an IPv4 or IPv6 address (with or without brackets) or a
+// host name, and serves exactly there.
+TEST(BenchMetrics, ServesOnIpv4AndIpv6Loopback) {
+  struct Case {
+    std::string bind, client;
+  };
+  std::vector<Case> cases = {{"127.0.0.1", "127.0.0.1"}};
+  if (testing::ipv6_loopback()) {
+    cases.push_back({"::1", "::1"});
+    cases.push_back({"[::1]", "::1"});
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.bind);
+    MetricsOptions options = quiet_options();
+    options.prom_bind = c.bind;
+    options.prom_port = c.client == "::1" ? testing::closed_port_v6() : testing::closed_port();
+    auto metrics = BenchMetrics::create(options, run_info());
+    ASSERT_EQ(metrics->metrics_port(), options.prom_port);
+    const std::string response = testing::http_get(options.prom_port, "/metrics", c.client);
+    EXPECT_EQ(response.rfind("HTTP/1.0 200 OK\r\n", 0), 0u) << response;
+    EXPECT_NE(response.find("smddp_bench_info{"), std::string::npos) << response;
+    EXPECT_NE(testing::http_get(options.prom_port, "/", c.client).find("smddp-bench: the metrics are at /metrics"),
+              std::string::npos);
+  }
 }
 
 TEST(BenchMetrics, AddsTheFlagsToTheCommandLine) {
