@@ -54,14 +54,29 @@ struct Options {
   bool cma = true;                    // cross-memory attach allowed (SMDDP_CMA)
 };
 
+// One transfer a step is summarised from, in world ranks: `messages`
+// messages of `bytes` in all from src to dst.
+struct Transfer {
+  size_t step = 0;  // index into Schedule::steps
+  int src = 0, dst = 0;
+  uint64_t bytes = 0;
+  uint64_t messages = 1;
+};
+
 // The schedule of `algorithm` ("auto": the default selector's choice) for a
 // call of the row size `bytes` (the larger buffer, as smddp-bench's rows)
 // of elements of `dtype_size` bytes. Nested steps (the node and cross-node
 // phases of hierarchical and sharded) take the default selector's choice,
 // as the engine does. Throws UsageError for an unknown collective/algorithm
-// pair, a topology without ranks or a zero dtype size.
+// pair, a topology without ranks or a zero dtype size. Whether an algorithm
+// accepts the call, and which one "auto" and the nested steps take, the
+// engine's own registry and selector decide. `transfers`, when given,
+// receives every transfer of every step (none for the shared-memory
+// algorithms, whose steps are chunk copies): for checking a schedule
+// against a real run (tests/unit/schedule_transfers_test.cc); it grows as
+// steps x ranks.
 Schedule make(Collective c, std::string_view algorithm, const Topology& topo, uint64_t bytes,
-              size_t dtype_size, const Options& options = {});
+              size_t dtype_size, const Options& options = {}, std::vector<Transfer>* transfers = nullptr);
 
 // The host algorithms of a collective that make() knows, in registry order.
 std::vector<std::string> algorithms(Collective c);

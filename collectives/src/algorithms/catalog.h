@@ -3,11 +3,12 @@
 #pragma once
 
 #include "algorithms/context.h"
+#include "algorithms/registry.h"
 
 namespace smddp {
 
 #define SMDDP_ALGORITHM(fn) void fn(Context& ctx, const Group& g, const Call& call)
-#define SMDDP_ACCEPTS(fn) const char* fn(const Context& ctx, const Group& g, const Call& call)
+#define SMDDP_ACCEPTS(fn) const char* fn(const CallShape& shape)
 
 SMDDP_ALGORITHM(allreduce_shm_direct);
 SMDDP_ALGORITHM(allreduce_ring);

@@ -37,8 +37,19 @@ void* Scratch::raw(ScratchSlot which, size_t bytes) {
   return buffers_[slot].get();
 }
 
+namespace {
+
+bool same_rank_counts(const Topology& t) {
+  for (const auto& ranks : t.node_ranks) {
+    if (ranks.size() != t.node_ranks[0].size()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Context::Context(Router& router, const Topology& t, ShmSteps* s, const Selector& selector)
-    : topo(t), steps(s), router_(router), selector_(selector) {}
+    : topo(t), steps(s), uniform_nodes(same_rank_counts(t)), router_(router), selector_(selector) {}
 
 void Context::exchange(const Group& g, int to, const void* sbuf, size_t sbytes, int from,
                        void* rbuf, size_t rbytes) {
@@ -63,13 +74,13 @@ void Context::recv(const Group& g, int from, void* buf, size_t bytes) {
 }
 
 std::string_view Context::run(const Group& g, const Call& call, std::string_view algorithm) {
-  const Algorithm& a = selector_.choose(*this, g, call, algorithm);
+  const Algorithm& a = selector_.choose(shape_of(*this, g, call), algorithm);
   a.run(*this, g, call);
   return a.info.name;
 }
 
 std::string_view Context::run(const Group& g, const Call& call, const Algorithm& a) {
-  check_forced(a, *this, g, call);
+  check_forced(a, shape_of(*this, g, call));
   a.run(*this, g, call);
   return a.info.name;
 }

@@ -108,6 +108,7 @@ class Context {
   WaitScope scope;
   int tag = 0;
   bool cma = false;  // node-mates can read each other's memory (transport/cma.h)
+  const bool uniform_nodes;  // every node has the same number of ranks (accept rules)
   Scratch scratch;
 
   // Point-to-point in group indices. exchange() sends and receives at once.

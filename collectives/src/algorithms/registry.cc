@@ -3,22 +3,40 @@
 #include <vector>
 
 #include "algorithms/catalog.h"
+#include "algorithms/shm_steps.h"
+#include "core/placement.h"
 #include "smddp/traits.h"
 
 namespace smddp {
 
-const char* accepts_any(const Context&, const Group&, const Call&) { return nullptr; }
+CallShape shape_of(const Context& ctx, const Group& g, const Call& call) {
+  CallShape s;
+  s.collective = call.collective;
+  s.group = g.kind;
+  s.group_size = g.size();
+  s.nodes = ctx.topo.num_nodes;
+  s.ranks_per_node = ctx.steps ? ctx.steps->size() : 1;
+  s.uniform_nodes = ctx.uniform_nodes;
+  s.bytes = call.bytes(g.size());
+  s.memory = call.memory;
+  s.dedicated_cores = call.placement ? call.placement->cores_to_spare() : true;
+  s.cma = ctx.cma;
+  s.call = &call;
+  s.live_group = &g;
+  return s;
+}
 
-const char* accepts_node_group(const Context& ctx, const Group& g, const Call&) {
-  if (!ctx.steps) return "the node has a single rank";
-  bool whole_node = g.kind == GroupKind::Node ||
-                    (g.kind == GroupKind::World && ctx.topo.num_nodes == 1);
+const char* accepts_any(const CallShape&) { return nullptr; }
+
+const char* accepts_node_group(const CallShape& s) {
+  if (s.ranks_per_node < 2) return "the node has a single rank";
+  bool whole_node = s.group == GroupKind::Node || (s.group == GroupKind::World && s.nodes == 1);
   return whole_node ? nullptr : "needs all ranks on one node";
 }
 
-const char* accepts_cma(const Context& ctx, const Group& g, const Call& call) {
-  if (const char* why = accepts_node_group(ctx, g, call)) return why;
-  return ctx.cma ? nullptr : "cross-memory attach is off (SMDDP_CMA=0) or refused on this node";
+const char* accepts_cma(const CallShape& s) {
+  if (const char* why = accepts_node_group(s)) return why;
+  return s.cma ? nullptr : "cross-memory attach is off (SMDDP_CMA=0) or refused on this node";
 }
 
 namespace {

@@ -221,10 +221,10 @@ Selector Selector::from_environment() {
   return s;
 }
 
-Scope scope_of(const Context& ctx, const Group& g) {
-  if (g.kind == GroupKind::Node) return Scope::SingleNode;
-  if (g.kind == GroupKind::Cross) return g.size() > 1 ? Scope::MultiNode : Scope::SingleNode;
-  return ctx.topo.num_nodes > 1 ? Scope::MultiNode : Scope::SingleNode;
+Scope scope_of(const CallShape& s) {
+  if (s.group == GroupKind::Node) return Scope::SingleNode;
+  if (s.group == GroupKind::Cross) return s.group_size > 1 ? Scope::MultiNode : Scope::SingleNode;
+  return s.nodes > 1 ? Scope::MultiNode : Scope::SingleNode;
 }
 
 std::span<const Algorithm* const> Selector::candidates(Collective c, Scope scope, size_t bytes,
@@ -238,51 +238,49 @@ std::span<const Algorithm* const> Selector::candidates(Collective c, Scope scope
   return {};
 }
 
-void check_forced(const Algorithm& a, const Context& ctx, const Group& g, const Call& call) {
-  if (call.memory == MemoryKind::Cuda && !a.info.cuda_memory) {
+void check_forced(const Algorithm& a, const CallShape& shape) {
+  if (shape.memory == MemoryKind::Cuda && !a.info.cuda_memory) {
     throw UsageError(std::string(a.info.name) + " runs on host memory only; device buffers need a " +
                      "CUDA algorithm (cuda_staged)");
   }
-  if (const char* why = a.accepts(ctx, g, call)) {
+  if (const char* why = a.accepts(shape)) {
     throw UsageError(std::string(a.info.name) + " cannot run this " +
-                     std::string(to_string(call.collective)) + ": " + why);
+                     std::string(to_string(shape.collective)) + ": " + why);
   }
 }
 
-const Algorithm& Selector::choose(const Context& ctx, const Group& g, const Call& call,
-                                  std::string_view forced) const {
+const Algorithm& Selector::choose(const CallShape& shape, std::string_view forced) const {
   if (!forced.empty() && forced != "auto") {
-    const Algorithm* a = find_algorithm(call.collective, forced);
+    const Algorithm* a = find_algorithm(shape.collective, forced);
     if (!a) {
-      throw UsageError("no " + std::string(to_string(call.collective)) + " algorithm named '" +
+      throw UsageError("no " + std::string(to_string(shape.collective)) + " algorithm named '" +
                        std::string(forced) + "'");
     }
-    check_forced(*a, ctx, g, call);
+    check_forced(*a, shape);
     return *a;
   }
   // SMDDP_ALGORITHM_<COLL> applies to the caller's collective, not to the
   // node and cross-node steps an algorithm runs inside it, and only to
   // buffers of the memory it handles.
-  if (const Algorithm* env = forced_[static_cast<int>(call.collective)];
-      env && g.kind == GroupKind::World && handles(*env, call.memory)) {
-    check_forced(*env, ctx, g, call);
+  if (const Algorithm* env = forced_[static_cast<int>(shape.collective)];
+      env && shape.group == GroupKind::World && handles(*env, shape.memory)) {
+    check_forced(*env, shape);
     return *env;
   }
-  const bool spare = call.placement ? call.placement->cores_to_spare() : true;
   std::string first_reason;  // why the first candidate declined, for the error
   auto take = [&](const Algorithm& a) {
-    const char* why = a.accepts(ctx, g, call);
+    const char* why = a.accepts(shape);
     if (why && first_reason.empty()) first_reason = std::string(a.info.name) + ": " + why;
     return why == nullptr;
   };
-  for (const Algorithm* a : candidates(call.collective, scope_of(ctx, g), call.bytes(g.size()), spare, call.memory)) {
+  for (const Algorithm* a : candidates(shape.collective, scope_of(shape), shape.bytes, shape.dedicated_cores, shape.memory)) {
     if (take(*a)) return *a;
   }
   // Any registered algorithm that accepts, so a gap in the table is not fatal.
   for (const Algorithm& a : algorithm_registry()) {
-    if (a.info.collective == call.collective && handles(a, call.memory) && take(a)) return a;
+    if (a.info.collective == shape.collective && handles(a, shape.memory) && take(a)) return a;
   }
-  throw UsageError("no algorithm can run this " + std::string(to_string(call.collective)) +
+  throw UsageError("no algorithm can run this " + std::string(to_string(shape.collective)) +
                    (first_reason.empty() ? "" : " (" + first_reason + ")"));
 }
 

@@ -44,9 +44,12 @@ class Selector {
 
   // By the call's collective, group scope, bytes, memory kind and placement.
   // Throws UsageError when a forced algorithm does not exist, does not
-  // handle the call's memory, or declines.
+  // handle the call's memory, or declines, or when no algorithm accepts.
+  const Algorithm& choose(const CallShape& shape, std::string_view forced) const;
   const Algorithm& choose(const Context& ctx, const Group& g, const Call& call,
-                          std::string_view forced) const;
+                          std::string_view forced) const {
+    return choose(shape_of(ctx, g, call), forced);
+  }
   // The candidates of the first rule that applies, in order (for tests).
   std::span<const Algorithm* const> candidates(Collective c, Scope scope, size_t bytes,
                                                bool cores_to_spare = true,
@@ -66,8 +69,8 @@ class Selector {
 };
 
 // Throws UsageError unless `a` handles the call's memory and accepts it.
-void check_forced(const Algorithm& a, const Context& ctx, const Group& g, const Call& call);
+void check_forced(const Algorithm& a, const CallShape& shape);
 
-Scope scope_of(const Context& ctx, const Group& g);
+Scope scope_of(const CallShape& shape);
 
 }  // namespace smddp

@@ -69,7 +69,10 @@ int ShmSteps::begin(const WaitScope& scope, size_t lane_bytes) {
   return buffer_;
 }
 
-void ShmSteps::post() { counter(Counter::Posted, me_).store(step_, std::memory_order_release); }
+void ShmSteps::post() {
+  ++announcements_;
+  counter(Counter::Posted, me_).store(step_, std::memory_order_release);
+}
 
 void ShmSteps::wait_posted(const WaitScope& scope) {
   for (int p = 0; p < n_; ++p) {
@@ -82,6 +85,7 @@ void ShmSteps::wait_posted(int local, const WaitScope& scope) {
 }
 
 void ShmSteps::post_reduced() {
+  ++announcements_;
   counter(Counter::Reduced, me_).store(step_, std::memory_order_release);
 }
 

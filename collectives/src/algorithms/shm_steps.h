@@ -61,6 +61,10 @@ class ShmSteps {
   void expose(const void* address);
   const void* exposed(int local);
 
+  // post() and post_reduced() calls so far: the synchronisations a rank
+  // announced, one per step of an algorithm's schedule (smddp/schedule.h).
+  uint64_t announcements() const { return announcements_; }
+
  private:
   enum class Counter { Posted, Reduced, Done };
   // Returns the counter's value, at least `at_least`.
@@ -77,6 +81,7 @@ class ShmSteps {
   size_t lane_offset_ = 0;  // into our stage buffers, lane steps only
   size_t lane_bytes_ = 0;   // of the previous step; 0: whole buffers
   std::vector<uint64_t> seen_done_;  // per peer: its Done counter when last read
+  uint64_t announcements_ = 0;
 };
 
 }  // namespace smddp

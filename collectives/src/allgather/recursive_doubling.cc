@@ -5,8 +5,8 @@
 
 namespace smddp {
 
-const char* allgather_recursive_doubling_accepts(const Context&, const Group& g, const Call&) {
-  return patterns::is_pow2(g.size()) ? nullptr : "needs a power-of-two number of ranks";
+const char* allgather_recursive_doubling_accepts(const CallShape& shape) {
+  return patterns::is_pow2(shape.group_size) ? nullptr : "needs a power-of-two number of ranks";
 }
 
 void allgather_recursive_doubling(Context& ctx, const Group& g, const Call& call) {

@@ -7,9 +7,9 @@
 
 namespace smddp {
 
-const char* allreduce_hierarchical_accepts(const Context& ctx, const Group& g, const Call&) {
-  if (g.kind != GroupKind::World) return "runs on the whole communicator only";
-  return node_phases::why_not(ctx);
+const char* allreduce_hierarchical_accepts(const CallShape& shape) {
+  if (shape.group != GroupKind::World) return "runs on the whole communicator only";
+  return node_phases::why_not(shape);
 }
 
 void allreduce_hierarchical(Context& ctx, const Group&, const Call& call) {

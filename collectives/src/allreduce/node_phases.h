@@ -4,16 +4,14 @@
 #pragma once
 
 #include "algorithms/context.h"
+#include "algorithms/registry.h"
 
 namespace smddp::node_phases {
 
 // Why the three phases cannot run (nullptr when they can).
-inline const char* why_not(const Context& ctx) {
-  if (ctx.topo.num_nodes < 2) return "needs ranks on more than one node";
-  for (const auto& ranks : ctx.topo.node_ranks) {
-    if (ranks.size() != ctx.topo.node_ranks[0].size()) return "nodes have different rank counts";
-  }
-  return nullptr;
+inline const char* why_not(const CallShape& shape) {
+  if (shape.nodes < 2) return "needs ranks on more than one node";
+  return shape.uniform_nodes ? nullptr : "nodes have different rank counts";
 }
 
 // Runs the phases; `across(block, count)` reduces this rank's block (count

@@ -137,10 +137,10 @@ class ShardServer {
 
 }  // namespace
 
-const char* allreduce_sharded_accepts(const Context& ctx, const Group& g, const Call&) {
-  if (g.kind == GroupKind::Cross) return g.size() > 1 ? nullptr : "needs more than one node";
-  if (g.kind != GroupKind::World) return "runs on the whole communicator or across nodes only";
-  return node_phases::why_not(ctx);
+const char* allreduce_sharded_accepts(const CallShape& shape) {
+  if (shape.group == GroupKind::Cross) return shape.group_size > 1 ? nullptr : "needs more than one node";
+  if (shape.group != GroupKind::World) return "runs on the whole communicator or across nodes only";
+  return node_phases::why_not(shape);
 }
 
 void allreduce_sharded(Context& ctx, const Group& g, const Call& call) {

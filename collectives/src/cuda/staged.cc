@@ -239,7 +239,11 @@ bool on_device(const void* p, size_t elements) { return elements == 0 || cuda::i
 
 }  // namespace
 
-const char* cuda_staged_accepts(const Context&, const Group& g, const Call& call) {
+const char* cuda_staged_accepts(const CallShape& shape) {
+  // Modelled calls have no buffers to look at.
+  if (!shape.call || !shape.live_group) return shape.memory == MemoryKind::Cuda ? nullptr : "needs CUDA device buffers";
+  const Call& call = *shape.call;
+  const Group& g = *shape.live_group;
   if (traits(call.collective).per_peer()) {
     const BufferCounts b = buffer_counts(call.collective, 0, g.size(), call.send_counts, call.recv_counts);
     return on_device(call.send, b.send) && on_device(call.recv, b.recv) ? nullptr : "needs CUDA device buffers";

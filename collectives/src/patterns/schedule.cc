@@ -3,10 +3,15 @@
 // arithmetic, emitting transfers instead of running them; a Step is then
 // summarised from the transfers (tier, busiest rank, busiest link).
 // Intra-node algorithms over shared memory (shm_direct, cma) have no peer
-// transfers to list: their steps follow their chunk loops directly.
+// transfers to list: their steps follow their chunk loops directly. Which
+// algorithm accepts a call, and which one the selector takes, the registry
+// and the Selector decide (CallShape), not this file.
+// tests/unit/schedule_transfers_test.cc runs every algorithm and holds its
+// messages (and shm steps) to the schedule.
 #include "smddp/schedule.h"
 
 #include <algorithm>
+#include <map>
 
 #include "algorithms/registry.h"
 #include "algorithms/selector.h"
@@ -24,7 +29,7 @@ constexpr uint64_t kShardedChunkBytes = uint64_t{2} << 20;  // allreduce/sharded
 constexpr uint64_t kCmaChunkBytes = 128 << 10;             // allreduce/cma.cc
 constexpr uint64_t kCmaReplicatedUpTo = 2 << 20;           // allreduce/cma.cc
 
-enum class Kind { World, Node, Cross };
+using Kind = GroupKind;
 
 // A transfer inside a group, in group indices.
 struct Xfer {
@@ -37,8 +42,8 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
 class Builder {
  public:
-  Builder(const Topology& t, size_t es, const Options& o, std::vector<Step>& out)
-      : topo_(t), es_(es), opt_(o), out_(out) {}
+  Builder(const Topology& t, size_t es, const Options& o, std::vector<Step>& out, std::vector<Transfer>* record)
+      : topo_(t), es_(es), opt_(o), out_(out), record_(record) {}
 
   const Topology& topo() const { return topo_; }
   size_t es() const { return es_; }
@@ -74,34 +79,95 @@ class Builder {
     return h;
   }
 
-  // One step of `xs` run by every group of `k` at once.
+  // One step of `xs` run by every group of `k` at once (by the groups of
+  // the class being run, inside classes()).
   void transfers(Kind k, std::string phase, const std::vector<Xfer>& xs, uint64_t reduced) {
+    if (pending_) {
+      pending_->push_back({k, std::move(phase), xs, reduced, class_});
+      return;
+    }
+    emit(k, phase, {{&xs, nullptr}}, reduced);
+  }
+
+  // Groups of kind `k` that run at once but on different data (the cross
+  // groups of hierarchical and sharded each reduce their own node block,
+  // whose lengths differ by an element): `each(c)` emits the steps of the
+  // groups in classes[c]; step j of every class is one step.
+  template <typename Each>
+  void classes(Kind k, const std::vector<std::vector<int>>& classes, Each&& each) {
+    std::vector<std::vector<Pending>> runs(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) {
+      pending_ = &runs[c];
+      class_ = classes[c];
+      each(c);
+    }
+    pending_ = nullptr;
+    class_.clear();
+    for (size_t j = 0;; ++j) {
+      std::vector<Part> parts;
+      const Pending* first = nullptr;
+      uint64_t reduced = 0;
+      for (const auto& run : runs) {
+        if (j >= run.size()) continue;
+        if (run[j].kind != k) throw Error("schedule: a class ran steps on another kind of group");
+        if (!first) first = &run[j];
+        parts.push_back({&run[j].xs, &run[j].groups});
+        reduced = std::max(reduced, run[j].reduced);
+      }
+      if (!first) return;
+      emit(k, first->phase, parts, reduced);
+    }
+  }
+
+ private:
+  struct Part {
+    const std::vector<Xfer>* xs;
+    const std::vector<int>* groups;  // indices into groups(k); nullptr: all
+  };
+  struct Pending {
+    Kind kind;
+    std::string phase;
+    std::vector<Xfer> xs;
+    uint64_t reduced;
+    std::vector<int> groups;
+  };
+
+  void emit(Kind k, const std::string& phase, const std::vector<Part>& parts, uint64_t reduced) {
     const auto gs = groups(k);
     const int K = topo_.ranks_per_host;
+    // Calls f(src, dst, xfer) for every transfer of the step, in world ranks.
+    auto each = [&](auto&& f) {
+      for (const Part& p : parts) {
+        auto one = [&](const std::vector<int>& g) {
+          for (const Xfer& x : *p.xs) f(g[x.src], g[x.dst], x);
+        };
+        if (p.groups) {
+          for (int i : *p.groups) one(gs[i]);
+        } else {
+          for (const auto& g : gs) one(g);
+        }
+      }
+    };
     bool network = false;
-    for (const auto& g : gs) {
-      for (const Xfer& x : xs) network |= g[x.src] / K != g[x.dst] / K;
-    }
+    each([&](int s, int d, const Xfer&) { network |= s / K != d / K; });
     // Per world rank and per host; vectors, not maps: 512 hosts x 8 ranks
     // make a ring of 8190 steps of 4096 transfers.
     const size_t ranks = static_cast<size_t>(topo_.ranks()), hosts = static_cast<size_t>(topo_.hosts);
     std::vector<uint64_t> sent(ranks, 0), msgs(ranks, 0), out(hosts, 0), in(hosts, 0);
     std::vector<int> copiers(hosts, 0);
-    for (const auto& g : gs) {
-      for (const Xfer& x : xs) {
-        const int s = g[x.src], d = g[x.dst];
-        const bool cross = s / K != d / K;
-        if (network != cross) continue;  // a network step's shm transfers overlap it
-        if (msgs[s] == 0) ++copiers[s / K];
-        sent[s] += x.bytes;
-        msgs[s] += x.messages;
-        out[s / K] += x.bytes;
-        in[d / K] += x.bytes;
-      }
-    }
+    each([&](int s, int d, const Xfer& x) {
+      if (record_) record_->push_back({out_.size(), s, d, x.bytes, x.messages});
+      const bool cross = s / K != d / K;
+      if (network != cross) return;  // a network step's shm transfers overlap it
+      if (msgs[s] == 0) ++copiers[s / K];
+      sent[s] += x.bytes;
+      msgs[s] += x.messages;
+      out[s / K] += x.bytes;
+      in[d / K] += x.bytes;
+    });
     Step st;
     st.tier = network ? Tier::Network : Tier::Shm;
-    st.phase = std::move(phase);
+    st.phase = phase;
     st.reduced = reduced;
     st.bytes = *std::max_element(sent.begin(), sent.end());
     st.messages = *std::max_element(msgs.begin(), msgs.end());
@@ -114,6 +180,7 @@ class Builder {
     out_.push_back(std::move(st));
   }
 
+ public:
   // A step of an intra-node shared-memory algorithm (all hosts at once).
   void shm(std::string phase, uint64_t bytes, uint64_t messages, uint64_t reduced) {
     Step st;
@@ -131,6 +198,9 @@ class Builder {
   size_t es_;
   Options opt_;
   std::vector<Step>& out_;
+  std::vector<Transfer>* record_;
+  std::vector<Pending>* pending_ = nullptr;  // inside classes(): the class's steps
+  std::vector<int> class_;                   // inside classes(): its groups
 };
 
 // What a call carries, in elements: `count` (allreduce, broadcast, reduce,
@@ -146,52 +216,37 @@ int group_size(const Builder& b, Kind k) {
   return k == Kind::World ? t.ranks() : k == Kind::Node ? t.ranks_per_host : t.hosts;
 }
 
-// The registry's acceptance rules, on the topology alone (registry.cc and
-// the accepts functions of each algorithm).
-const char* declines(const Builder& b, Collective c, std::string_view name, Kind k) {
-  const Topology& t = b.topo();
-  const int n = group_size(b, k);
-  const bool node_group = k == Kind::Node || (k == Kind::World && t.hosts == 1);
-  if (name == "shm_direct" || name == "shm" || name == "cma") {
-    if (t.ranks_per_host < 2) return "the node has a single rank";
-    if (!node_group) return "needs all ranks on one node";
-    if (name == "cma" && !b.options().cma) return "cross-memory attach is off";
-    return nullptr;
-  }
-  if (c == Collective::AllGather && name == "recursive_doubling" && !patterns::is_pow2(n)) {
-    return "needs a power-of-two number of ranks";
-  }
-  if (c == Collective::AllReduce && name == "hierarchical") {
-    if (k != Kind::World) return "runs on the whole communicator only";
-    if (t.hosts < 2) return "needs ranks on more than one node";
-  }
-  if (c == Collective::AllReduce && name == "sharded") {
-    if (k == Kind::Cross) return n > 1 ? nullptr : "needs more than one node";
-    if (k != Kind::World) return "runs on the whole communicator or across nodes only";
-    if (t.hosts < 2) return "needs ranks on more than one node";
-  }
-  return nullptr;
+// The call as the registry's accept rules and the selector see it, for a
+// group of kind `k` of the modelled topology.
+CallShape shape(const Builder& b, Collective c, Kind k, uint64_t bytes) {
+  CallShape s;
+  s.collective = c;
+  s.group = k;
+  s.group_size = group_size(b, k);
+  s.nodes = b.topo().hosts;
+  s.ranks_per_node = b.topo().ranks_per_host;
+  s.uniform_nodes = true;  // ranks_per_host on every host
+  s.bytes = bytes;
+  s.memory = MemoryKind::Host;
+  s.dedicated_cores = b.options().dedicated_cores;
+  s.cma = b.options().cma;
+  return s;
 }
 
-// The default selector's choice for a group of kind `k` (selector.cc's
-// rows, walked as Selector::choose walks them).
+// Why `name` declines the call (the registry's own rule), or nullptr.
+const char* declines(const Builder& b, Collective c, std::string_view name, Kind k, uint64_t bytes) {
+  return find_algorithm(c, name)->accepts(shape(b, c, k, bytes));
+}
+
+// The default selector's choice for a group of kind `k` ("" when nothing
+// accepts the call).
 std::string choose(const Builder& b, Collective c, Kind k, uint64_t bytes) {
-  const Topology& t = b.topo();
-  const Scope scope = k == Kind::Node ? Scope::SingleNode
-                      : k == Kind::Cross ? (t.hosts > 1 ? Scope::MultiNode : Scope::SingleNode)
-                                         : (t.hosts > 1 ? Scope::MultiNode : Scope::SingleNode);
-  for (const SelectionRule& r : default_rules()) {
-    if (r.dedicated_cores && !b.options().dedicated_cores) continue;
-    if (r.collective != c || r.scope != scope || r.memory != MemoryKind::Host || bytes > r.max_bytes) continue;
-    for (const std::string& name : r.candidates) {
-      if (!declines(b, c, name, k)) return name;
-    }
-    break;
+  static const Selector defaults(default_rules());
+  try {
+    return std::string(defaults.choose(shape(b, c, k, bytes), "auto").info.name);
+  } catch (const UsageError&) {
+    return "";
   }
-  for (const std::string& name : algorithms(c)) {
-    if (!declines(b, c, name, k)) return name;
-  }
-  return "";
 }
 
 void run(Builder& b, Collective c, const std::string& name, Kind k, const Data& d, const std::string& prefix);
@@ -369,12 +424,16 @@ void shm_direct(Builder& b, Collective c, const Data& d, const std::string& ph) 
   const int n = b.topo().ranks_per_host;
   const uint64_t es = b.es();
   const uint64_t chunk = std::max<uint64_t>(1, b.options().shm_slot_bytes / es);
+  // Reduce-scatter and alltoall stage a chunk of every block in one stage buffer.
+  const uint64_t block_chunk = std::max<uint64_t>(1, b.options().shm_slot_bytes / (es * n));
   switch (c) {
     case Collective::AllReduce:
     case Collective::Reduce:
       for (uint64_t off = 0; off < d.count; off += chunk) {
         const uint64_t cnt = std::min(chunk, d.count - off);
-        if (n <= shm_direct::kReplicatedReduceRanks || cnt * es <= shm_direct::kReplicatedReduceBytes) {
+        // The reduce replicates tiny chunks only; the allreduce also at 2 ranks.
+        const bool few = c == Collective::AllReduce && n <= shm_direct::kReplicatedReduceRanks;
+        if (few || cnt * es <= shm_direct::kReplicatedReduceBytes) {
           b.shm(ph, cnt * es, 1, (n - 1) * cnt * es);  // stage, everyone reduces it all
           continue;
         }
@@ -390,8 +449,8 @@ void shm_direct(Builder& b, Collective c, const Data& d, const std::string& ph) 
       }
       return;
     case Collective::ReduceScatter:
-      for (uint64_t off = 0; off < d.blocks.max_length(); off += chunk) {
-        const uint64_t cnt = std::min(chunk, d.blocks.max_length() - off);
+      for (uint64_t off = 0; off < d.blocks.max_length(); off += block_chunk) {
+        const uint64_t cnt = std::min(block_chunk, d.blocks.max_length() - off);
         b.shm(ph, n * cnt * es, 1, (n - 1) * cnt * es);  // stage a chunk of every block
       }
       return;
@@ -399,9 +458,9 @@ void shm_direct(Builder& b, Collective c, const Data& d, const std::string& ph) 
       for (uint64_t off = 0; off < d.count; off += chunk) b.shm(ph, std::min(chunk, d.count - off) * es, 1, 0);
       return;
     case Collective::AllToAll:
-      for (uint64_t off = 0; off < d.count; off += chunk) {
-        const uint64_t cnt = std::min(chunk, d.count - off);
-        b.shm(ph, (2 * n - 1) * cnt * es, 1, 0);  // stage n chunks, copy n-1 out
+      for (uint64_t off = 0; off < d.count; off += block_chunk) {
+        const uint64_t cnt = std::min(block_chunk, d.count - off);
+        b.shm(ph, 2 * n * cnt * es, 1, 0);  // stage n chunks, copy n out (our own too)
       }
       return;
     case Collective::Barrier:
@@ -412,31 +471,35 @@ void shm_direct(Builder& b, Collective c, const Data& d, const std::string& ph) 
   }
 }
 
+// One step each; `messages` are single copies (none of zero bytes).
 void cma(Builder& b, Collective c, const Data& d, const std::string& ph) {
   const int n = b.topo().ranks_per_host;
   const uint64_t es = b.es();
+  auto copies = [](uint64_t bytes, uint64_t count) { return bytes ? count : 0; };
   switch (c) {
     case Collective::AllReduce: {
       const uint64_t bytes = d.count * es;
       if (n == 2 && bytes <= kCmaReplicatedUpTo) {
-        b.shm(ph + " replicated", bytes, std::max<uint64_t>(1, ceil_div(bytes, kCmaChunkBytes)), bytes);
+        b.shm(ph + " replicated", bytes, ceil_div(bytes, kCmaChunkBytes), bytes);
         return;
       }
-      // One step: per chunk of its slice a rank reads it from every peer's
-      // input and writes the result into every peer's output.
+      // Per chunk of its slice a rank reads it from every peer's input and
+      // writes the result into every peer's output.
       const uint64_t slice = Partition::balanced(d.count, n).max_length() * es;
-      const uint64_t chunks = std::max<uint64_t>(1, ceil_div(slice, kCmaChunkBytes));
+      const uint64_t chunks = ceil_div(slice, kCmaChunkBytes);
       b.shm(ph + " reduce and write slice", 2 * (n - 1) * slice, 2 * (n - 1) * chunks, (n - 1) * slice);
       return;
     }
-    case Collective::AllGather:
-      b.shm(ph, (n - 1) * d.blocks.max_length() * es, n - 1, 0);
+    case Collective::AllGather: {
+      const uint64_t block = d.blocks.max_length() * es;
+      b.shm(ph, (n - 1) * block, copies(block, n - 1), 0);
       return;
+    }
     case Collective::Broadcast:
-      b.shm(ph, d.count * es, 1, 0);
+      b.shm(ph, d.count * es, copies(d.count * es, 1), 0);
       return;
     case Collective::AllToAll:
-      b.shm(ph, (n - 1) * d.count * es, n - 1, 0);
+      b.shm(ph, (n - 1) * d.count * es, copies(d.count * es, n - 1), 0);
       return;
     default:
       return;
@@ -453,14 +516,26 @@ void node_phases(Builder& b, const Data& d, bool sharded, const std::string& ph)
   const uint64_t node_bytes = d.count * b.es();
   run(b, Collective::ReduceScatter, choose(b, Collective::ReduceScatter, Kind::Node, node_bytes), Kind::Node, node,
       ph + "node ");
-  Data cross;
-  cross.count = blocks.max_length();
-  if (sharded) {
-    shard_server(b, Kind::Cross, cross.count, ph + "cross sharded");
-  } else {
-    run(b, Collective::AllReduce, choose(b, Collective::AllReduce, Kind::Cross, cross.count * b.es()), Kind::Cross,
-        cross, ph + "cross ");
+  // Cross group i (local rank i on every host) reduces block i; blocks of
+  // one length run alike, and each chooses by its own size, as the engine.
+  std::map<uint64_t, std::vector<int>> by_length;
+  for (int i = 0; i < K; ++i) by_length[blocks.length(i)].push_back(i);
+  std::vector<uint64_t> lengths;
+  std::vector<std::vector<int>> classes;
+  for (auto it = by_length.rbegin(); it != by_length.rend(); ++it) {  // the longest block's phase names first
+    lengths.push_back(it->first);
+    classes.push_back(it->second);
   }
+  b.classes(Kind::Cross, classes, [&](size_t c) {
+    Data cross;
+    cross.count = lengths[c];
+    if (sharded) {
+      shard_server(b, Kind::Cross, cross.count, ph + "cross sharded");
+    } else {
+      run(b, Collective::AllReduce, choose(b, Collective::AllReduce, Kind::Cross, cross.count * b.es()), Kind::Cross,
+          cross, ph + "cross ");
+    }
+  });
   run(b, Collective::AllGather, choose(b, Collective::AllGather, Kind::Node, node_bytes), Kind::Node, node,
       ph + "node ");
 }
@@ -565,11 +640,12 @@ std::vector<std::string> algorithms(Collective c) {
 }
 
 Schedule make(Collective c, std::string_view algorithm, const Topology& topo, uint64_t bytes, size_t dtype_size,
-              const Options& options) {
+              const Options& options, std::vector<Transfer>* transfers) {
   if (topo.hosts < 1 || topo.ranks_per_host < 1) throw UsageError("schedule: hosts and ranks per host must be >= 1");
   if (dtype_size == 0) throw UsageError("schedule: the element size must be > 0");
   Schedule s;
-  Builder b(topo, dtype_size, options, s.steps);
+  if (transfers) transfers->clear();
+  Builder b(topo, dtype_size, options, s.steps, transfers);
   const Data d = top_data(c, bytes, dtype_size, topo.ranks());
   std::string name(algorithm);
   if (name == "auto") {
@@ -585,7 +661,7 @@ Schedule make(Collective c, std::string_view algorithm, const Topology& topo, ui
     s.declined = "no algorithm can run it";
     return s;
   }
-  if (const char* why = declines(b, c, name, Kind::World)) {
+  if (const char* why = declines(b, c, name, Kind::World, bytes)) {
     s.declined = why;
     return s;
   }
