@@ -12,8 +12,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "smddp/common/sizes.h"
+#include "smddp/common/strings.h"
 #include "smddp/error.h"
-#include "smddp/tools/sizes.h"
 #include "smddp/types.h"
 
 namespace smddp::bench {
@@ -38,14 +39,15 @@ double number(const std::string& origin, const YAML::Node& n, const std::string&
 
 uint64_t size(const std::string& origin, const YAML::Node& n, const std::string& key) {
   if (!n.IsScalar()) fail(origin, n, key + ": expected a size like 1MiB");
-  auto v = tools::parse_size(n.Scalar());
-  if (!v) fail(origin, n, key + ": expected a size like 4096, 64KiB or 1GiB, got '" + n.Scalar() + "'");
+  std::string why;
+  auto v = common::parse_size(n.Scalar(), &why);
+  if (!v) fail(origin, n, key + ": expected " + std::string(common::kSizeExamples) + ", got '" + n.Scalar() + "' (" + why + ")");
   return *v;
 }
 
 // Row names of both formats in one spelling: "all_reduce_perf" -> "allreduce".
 std::string canonical_collective(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  s = common::to_lower(s);
   if (s.size() > 5 && s.ends_with("_perf")) s.resize(s.size() - 5);
   s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c == '_' || c == '-'; }), s.end());
   return s;

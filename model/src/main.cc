@@ -8,13 +8,14 @@
 #include <iostream>
 
 #include "commands.h"
+#include "smddp/common/sizes.h"
 #include "smddp/error.h"
 #include "smddp/tools/exit_codes.h"
-#include "smddp/tools/sizes.h"
 
 namespace {
 
 namespace model = smddp::model;
+namespace common = smddp::common;
 namespace tools = smddp::tools;
 
 int usage(const std::string& what) {
@@ -29,7 +30,7 @@ int usage(const std::string& what) {
 struct Sizes {
   std::string min, max, factor;
   uint64_t get(const std::string& text, const char* flag, uint64_t fallback) const {
-    return text.empty() ? fallback : tools::parse_size_or_throw(text, flag);
+    return text.empty() ? fallback : common::parse_size_or_throw(text, flag);
   }
 };
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "smddp/common/strings.h"
+
 namespace smddp::telemetry {
 namespace {
 
@@ -60,10 +62,7 @@ std::optional<HostPort> parse_host_port(const std::string& text, int default_por
 std::optional<std::pair<std::string, std::string>> split_scheme(const std::string& url) {
   const auto pos = url.find("://");
   if (pos == std::string::npos) return std::nullopt;
-  std::string scheme = url.substr(0, pos);
-  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::make_pair(scheme, url.substr(pos + 3));
+  return std::make_pair(common::to_lower(url.substr(0, pos)), url.substr(pos + 3));
 }
 
 }  // namespace smddp::telemetry

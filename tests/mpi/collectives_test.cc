@@ -28,6 +28,7 @@
 #include "barrier_probe.h"
 #include "reference.h"
 #include "smddp/algorithms.h"
+#include "smddp/common/strings.h"
 #include "smddp/communicator.h"
 #include "smddp/error.h"
 #include "smddp/traits.h"
@@ -47,13 +48,10 @@ struct Options {
   std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
 
+// A comma list as a set (common::split: trimmed, empty items dropped).
 std::set<std::string> split(const std::string& list) {
-  std::set<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.insert(item);
-  }
-  return out;
+  const std::vector<std::string> items = common::split(list, ',');
+  return {items.begin(), items.end()};
 }
 
 // The seed: --seed, else SMDDP_TEST_SEED, else rank 0's clock (printed, so

@@ -46,11 +46,18 @@ TEST(Config, SizesTakePlainBytesAndSuffixes) {
   }
   Env e("SMDDP_SHM_SLOT_BYTES", "1G");
   EXPECT_EQ(config::bytes("SMDDP_SHM_SLOT_BYTES"), 1u << 30);
+  // The grammar of smddp-bench's -b/-e (docs/bench.md#sizes), which the
+  // settings refused before: a decimal, an exponent, a blank before the unit.
+  const std::pair<const char*, uint64_t> tool_forms[] = {{"1.5M", 3u << 19}, {"6.4e4", 64000}, {"64 KiB", 65536}};
+  for (const auto& [v, bytes] : tool_forms) {
+    Env f("SMDDP_FABRIC_MAX_MSG", v);
+    EXPECT_EQ(config::bytes("SMDDP_FABRIC_MAX_MSG"), bytes) << v;
+  }
 }
 
 TEST(Config, BadValuesAreRefusedWithTheirName) {
   auto slot = [] { (void)config::bytes("SMDDP_SHM_SLOT_BYTES"); };
-  for (const char* v : {"12Q", "4097", "100", "-8", "2G", "1.5M"}) {
+  for (const char* v : {"12Q", "4097", "100", "-8", "2G", "1.5", "0x10", "1e19", "1.5M + 1"}) {
     EXPECT_NE(refusal("SMDDP_SHM_SLOT_BYTES", v, slot).find(std::string("SMDDP_SHM_SLOT_BYTES='") + v + "'"),
               std::string::npos)
         << v;

@@ -31,7 +31,7 @@
 #include "smddp/error.h"
 #include "smddp/schedule.h"
 #include "smddp/traits.h"
-#include "transport/shm_segment.h"
+#include "transports/shm_segment.h"
 
 using namespace smddp;
 

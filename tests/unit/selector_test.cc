@@ -188,6 +188,18 @@ TEST(Selector, TuningFileRulesComeFirst) {
   EXPECT_EQ(s.candidates(Collective::AllReduce, Scope::SingleNode, 8).front()->info.name, "tree");
 }
 
+// max_bytes is a size as everywhere (docs/bench.md#sizes), blanks before the unit too.
+TEST(Selector, TuningFileSizesTakeTheOneGrammar) {
+  auto rules = parse_tuning("allreduce multi 64K ring\nallreduce multi 64 KiB ring\nallreduce single 1.5M tree\n"
+                            "allreduce single 1e3 tree\n",
+                            "t");
+  ASSERT_EQ(rules.size(), 4u);
+  EXPECT_EQ(rules[0].max_bytes, 65536u);
+  EXPECT_EQ(rules[1].max_bytes, 65536u);
+  EXPECT_EQ(rules[2].max_bytes, 1572864u);
+  EXPECT_EQ(rules[3].max_bytes, 1000u);
+}
+
 TEST(Selector, TuningFileErrorsNameTheLine) {
   auto expect_error = [](const char* text, const char* needle) {
     try {
@@ -201,5 +213,9 @@ TEST(Selector, TuningFileErrorsNameTheLine) {
   expect_error("\nfoo multi 10 ring\n", "tune.txt:2: unknown collective");
   expect_error("allreduce both 10 ring\n", "scope");
   expect_error("allreduce multi ten ring\n", "max_bytes");
+  expect_error("allreduce multi 0x10 ring\n", "tune.txt:1: max_bytes must be inf or a byte count like 8, 4K, 1.5M or 64 MiB "
+                                              "(docs/bench.md#sizes), not '0x10' (hexadecimal)");
+  expect_error("allreduce multi 1.5 ring\n", "(not a whole number of bytes)");
+  expect_error("allreduce multi 64 KiB ring extra\n", "tune.txt:1: expected '<collective>");
   expect_error("allreduce multi 10 warp\n", "no allreduce algorithm named 'warp'");
 }

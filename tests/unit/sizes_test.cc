@@ -1,10 +1,13 @@
-// smddp::tools::parse_size: one meaning of K/M/G for every tool (docs/bench.md#sizes).
+// smddp::common::parse_size: one meaning of K/M/G for every tool, setting and
+// file (docs/bench.md#sizes). tests/unit/diag/size_grammar_test.cc feeds the
+// same strings through each of those entry points.
 #include <gtest/gtest.h>
 
+#include "smddp/common/sizes.h"
 #include "smddp/error.h"
 #include "smddp/tools/sizes.h"
 
-namespace smddp::tools {
+namespace smddp::common {
 namespace {
 
 TEST(Sizes, BinaryUnitsAsInNcclTests) {
@@ -79,15 +82,57 @@ TEST(Sizes, NegativeAndJunkRefused) {
   }
 }
 
-TEST(Sizes, OrThrowNamesTheFlag) {
+TEST(Sizes, RefusalsSayWhy) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "empty"},
+      {"  ", "empty"},
+      {"-1M", "negative"},
+      {"+1M", "signed"},
+      {"0x10", "hexadecimal"},
+      {"0X1p4", "hexadecimal"},
+      {"nan", "not a number"},
+      {"NaN", "not a number"},
+      {"inf", "not a number"},
+      {"Infinity", "not a number"},
+      {"K", "no number"},
+      {"12Q", "unknown unit 'Q'"},
+      {"1 G B", "unknown unit 'G B'"},
+      {"1.5", "not a whole number of bytes"},
+      {"0.3K", "not a whole number of bytes"},
+      {"1e-99999", "not a whole number of bytes"},
+      {"1.0000000000000000001", "more than 18 decimals"},
+      {"8E", "more than 2^63-1 bytes"},
+      {"1e99999", "more than 2^63-1 bytes"},
+      {"9223372036854775808", "more than 2^63-1 bytes"},
+      {"99999999999999999999999999999999999999999", "more than 2^63-1 bytes"},
+  };
+  for (const auto& [text, reason] : cases) {
+    std::string why = "unset";
+    EXPECT_FALSE(parse_size(text, &why)) << "'" << text << "'";
+    EXPECT_EQ(why, reason) << "'" << text << "'";
+  }
+  std::string why = "unset";
+  EXPECT_EQ(parse_size("0e99999", &why), 0u);  // zero times anything
+  EXPECT_EQ(why, "unset");                      // left alone on success
+}
+
+TEST(Sizes, OrThrowNamesTheFlagAndTheReason) {
   EXPECT_EQ(parse_size_or_throw("32M", "-b"), 32ull << 20);
   try {
-    parse_size_or_throw("12Q", "-b/--minbytes");
+    parse_size_or_throw("0x10", "-b/--minbytes");
     FAIL() << "no UsageError";
   } catch (const UsageError& e) {
-    EXPECT_NE(std::string(e.what()).find("-b/--minbytes '12Q': expected a byte count"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "-b/--minbytes '0x10': hexadecimal; expected a byte count like 8, 4K, 1.5M or 64 MiB "
+              "(docs/bench.md#sizes)");
   }
 }
 
+TEST(Sizes, OldHeaderNamesTheSameFunction) {
+  // smddp/tools/sizes.h forwards to this one: no second grammar behind it.
+  EXPECT_EQ(&tools::parse_size, &parse_size);
+  EXPECT_EQ(tools::kMaxSize, kMaxSize);
+}
+
 }  // namespace
-}  // namespace smddp::tools
+}  // namespace smddp::common

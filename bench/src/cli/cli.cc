@@ -10,9 +10,10 @@
 #include "cli/alltoallv_matrix.h"
 #include "backends/mpi_tuned.h"
 #include "smddp/algorithms.h"
+#include "smddp/common/sizes.h"
+#include "smddp/common/strings.h"
 #include "smddp/error.h"
 #include "smddp/tools/paths.h"
-#include "smddp/tools/sizes.h"
 
 namespace smddp::bench {
 namespace {
@@ -33,16 +34,6 @@ std::string join_names(const Range& values, Name name) {
   return s.str();
 }
 
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 // A list names each entry once (docs/bench.md#duplicates): a duplicate would
 // run the same rows twice and count them twice into the average.
 template <typename T>
@@ -61,7 +52,7 @@ std::vector<T> parse_names(const std::string& list, std::span<const T> every, Pa
                            const std::string& what) {
   const std::string valid =
       join_names<T>(every, [](T x) { return to_string(x); }) + ", all";
-  const auto names = split(list);
+  const auto names = common::split(list, ',');
   std::vector<T> out;
   for (const auto& name : names) {
     if (name == "all") {
@@ -265,8 +256,8 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
                                 [](const Collective& c) { return std::string(to_string(c)); });
 
   // Sizes mean the same in every tool (docs/bench.md#sizes): K, KB and KiB are 1024.
-  o.min_bytes = tools::parse_size_or_throw(parts.minbytes, "-b/--minbytes");
-  o.max_bytes = tools::parse_size_or_throw(parts.maxbytes, "-e/--maxbytes");
+  o.min_bytes = common::parse_size_or_throw(parts.minbytes, "-b/--minbytes");
+  o.max_bytes = common::parse_size_or_throw(parts.maxbytes, "-e/--maxbytes");
   if (o.min_bytes > o.max_bytes) {
     throw UsageError("-b/--minbytes (" + parts.minbytes + ") is above -e/--maxbytes (" + parts.maxbytes + ")");
   }
@@ -282,10 +273,10 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   }
   o.step_bytes = 0;
   if (!(o.step_factor > 1)) {
-    o.step_bytes = parts.stepbytes.empty() ? size_t{1} << 20 : tools::parse_size_or_throw(parts.stepbytes, "-i/--stepbytes");
+    o.step_bytes = parts.stepbytes.empty() ? size_t{1} << 20 : common::parse_size_or_throw(parts.stepbytes, "-i/--stepbytes");
     if (o.step_bytes == 0) throw UsageError("-i/--stepbytes 0 cannot grow the size; expected 1 or more bytes");
   } else if (!parts.stepbytes.empty()) {
-    tools::parse_size_or_throw(parts.stepbytes, "-i/--stepbytes");  // unused beside -f, but still a size
+    common::parse_size_or_throw(parts.stepbytes, "-i/--stepbytes");  // unused beside -f, but still a size
   }
   checked_sweep_sizes(o);
 
@@ -377,7 +368,7 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   o.dtypes = parse_names<DataType>(parts.datatype, all_dtypes(), parse_dtype, "-d/--datatype", "datatype");
   o.ops = parse_names<ReduceOp>(parts.op, all_ops(), parse_op, "-o/--op", "op");
 
-  o.backends = split(parts.backend);
+  o.backends = common::split(parts.backend, ',');
   if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, mpi:ALGORITHM, nccl");
   for (const auto& b : o.backends) {
     const bool mpi = is_mpi_backend(b) && b != "mpi:";  // mpi:ALGORITHM forces an Open MPI tuned one

@@ -12,6 +12,7 @@
 #include "smddp/common/auth_frame.h"
 #include "smddp/common/crypto.h"
 #include "smddp/common/socket_io.h"
+#include "smddp/common/strings.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -198,12 +199,9 @@ void HangChannel::open(Communicator& comm, const std::vector<std::string>& hosts
   comm.broadcast(shared.data(), shared.data(), shared.size(), DataType::Uint8, 0);
   secret_.assign(shared.data(), kSecretBytes);
   if (rank != 0) {
-    std::string text(shared.data() + kSecretBytes, strnlen(shared.data() + kSecretBytes, kEndpointsBytes));
-    for (size_t at = 0; at < text.size();) {
-      const size_t nl = text.find('\n', at);
-      endpoints.push_back(text.substr(at, nl - at));
-      at = nl == std::string::npos ? text.size() : nl + 1;
-    }
+    endpoints = common::split(std::string_view(shared.data() + kSecretBytes,
+                                               strnlen(shared.data() + kSecretBytes, kEndpointsBytes)),
+                              '\n');
   }
   // Each other host's first rank: the first endpoint that answers.
   int32_t chosen = -1;

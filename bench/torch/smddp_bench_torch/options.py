@@ -18,21 +18,102 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message + " (see --help)")
 
 
+MAX_SIZE = (1 << 63) - 1  # sizes travel as int64 (JSON, MPI counts)
+_SIZE_EXAMPLES = "a byte count like 8, 4K, 1.5M or 64 MiB (docs/bench.md#sizes)"
+_BLANKS = " \t\n\v\f\r"
+_TOO_LARGE = "more than 2^63-1 bytes"
+_FRACTION = "not a whole number of bytes"
+
+
+def _unit_shift(unit):
+    """"" and "B": 0; K, M, G, T, P, E in either case, alone or with B or iB: 10, 20, ...; else None."""
+    if unit in ("", "B"):
+        return 0
+    at = "KMGTPE".find(unit[0].upper())
+    if at < 0 or unit[1:] not in ("", "B", "iB"):
+        return None
+    return 10 * (at + 1)
+
+
+def size_or_reason(text):
+    """(bytes, "") or (None, why): the one size grammar of docs/bench.md#sizes,
+    step for step as smddp::common::parse_size (common/src/sizes.cc) reads it;
+    tests/e2e/torch/torch_e2e.py checks both against tests/unit/size_cases.json."""
+    text = text.strip(_BLANKS)
+    if not text:
+        return None, "empty"
+    if text[0] == "-":
+        return None, "negative"
+    if text[0] == "+":
+        return None, "signed"
+    if len(text) > 1 and text[0] == "0" and text[1] in "xX":
+        return None, "hexadecimal"
+    if text[:3].lower() in ("nan", "inf"):
+        return None, "not a number"
+    i, mantissa, fraction_digits, digits, point = 0, 0, 0, False, False
+    while i < len(text):
+        c = text[i]
+        if c == "." and not point:
+            point = True
+            i += 1
+            continue
+        if not "0" <= c <= "9":
+            break
+        digits = True
+        if mantissa > MAX_SIZE * 10:
+            return None, _TOO_LARGE
+        mantissa = mantissa * 10 + ord(c) - ord("0")
+        if point:
+            fraction_digits += 1
+            if fraction_digits > 18:
+                return None, "more than 18 decimals"
+        i += 1
+    if not digits:
+        return None, "no number"
+    # An exponent: e followed by a digit or a signed digit ("7E" stays exbibytes).
+    exponent = -fraction_digits
+    if i + 1 < len(text) and text[i] in "eE":
+        j = i + 1
+        negative = text[j] == "-"
+        if text[j] in "+-":
+            j += 1
+        if j < len(text) and "0" <= text[j] <= "9":
+            e = 0
+            while j < len(text) and "0" <= text[j] <= "9":
+                e = min(e * 10 + ord(text[j]) - ord("0"), 100000)
+                j += 1
+            exponent += -e if negative else e
+            i = j
+    unit = text[i:].strip(_BLANKS)
+    shift = _unit_shift(unit)
+    if shift is None:
+        return None, f"unknown unit '{unit}'"
+    if mantissa == 0:
+        return 0, ""
+    while exponent > 0:
+        mantissa *= 10
+        exponent -= 1
+        if mantissa > MAX_SIZE:
+            return None, _TOO_LARGE
+    scaled = mantissa << shift
+    if scaled >> 128:  # the C++ reader's 128-bit arithmetic
+        return None, _TOO_LARGE
+    if exponent < -38:
+        return None, _FRACTION
+    divisor = 10 ** -exponent
+    if scaled % divisor:
+        return None, _FRACTION
+    if scaled // divisor > MAX_SIZE:
+        return None, _TOO_LARGE
+    return scaled // divisor, ""
+
+
 def parse_size(text, flag):
-    """"16M", "1G", "512", "4K" (powers of 1024), as parse_size() in options.cc."""
-    bad = UsageError(f"{flag} '{text}': expected a byte count like 8, 4K, 16M or 1G")
-    digits = len(text) - len(text.lstrip("0123456789"))
-    if digits == 0:
-        raise bad
-    value, suffix = int(text[:digits]), text[digits:]
-    scales = {"": 1, "B": 1}
-    for names, shift in ((("K", "k", "KB", "KiB"), 10), (("M", "m", "MB", "MiB"), 20),
-                         (("G", "g", "GB", "GiB"), 30), (("T", "TB", "TiB"), 40)):
-        for name in names:
-            scales[name] = 1 << shift
-    if suffix not in scales or value * scales[suffix] >= 1 << 64:
-        raise bad
-    return value * scales[suffix]
+    """size_or_reason, or the one-line UsageError smddp-bench gives."""
+    value, why = size_or_reason(text)
+    if value is None:
+        raise UsageError(f"{flag} '{text}': {why}; expected {_SIZE_EXAMPLES}")
+    return value
 
 
 def _split(text):

@@ -1,12 +1,12 @@
 #include "algorithms/selector.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "core/placement.h"
+#include "smddp/common/sizes.h"
+#include "smddp/common/strings.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/traits.h"
@@ -151,28 +151,32 @@ std::vector<SelectionRule> parse_tuning(std::string_view text, std::string_view 
   while (std::getline(in, line)) {
     ++lineno;
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream fields(line);
-    std::string coll, scope, max, names, rest;
-    if (!(fields >> coll)) continue;
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    for (std::string w; words >> w;) fields.push_back(std::move(w));
+    if (fields.empty()) continue;
     auto fail = [&](const std::string& why) {
       throw UsageError(std::string(origin) + ":" + std::to_string(lineno) + ": " + why);
     };
-    if (!(fields >> scope >> max >> names) || (fields >> rest)) {
-      fail("expected '<collective> <single|multi> <max_bytes|inf> <names>'");
-    }
+    // max_bytes is one or two words, so that a size with a blank before its
+    // unit ("64 KiB") is read here as everywhere else (docs/bench.md#sizes).
+    if (fields.size() < 4 || fields.size() > 5) fail("expected '<collective> <single|multi> <max_bytes|inf> <names>'");
+    const std::string& coll = fields[0];
+    const std::string& scope = fields[1];
+    const std::string& names = fields.back();
+    const std::string max = fields.size() == 5 ? fields[2] + " " + fields[3] : fields[2];
     auto c = parse_collective(coll);
     if (!c) fail("unknown collective '" + coll + "'");
     if (scope != "single" && scope != "multi") fail("scope must be single or multi, not '" + scope + "'");
     size_t max_bytes = kAny;
     if (max != "inf") {
-      char* end = nullptr;
-      errno = 0;
-      unsigned long long v = std::strtoull(max.c_str(), &end, 10);
-      if (max.empty() || *end || max[0] == '-' || errno == ERANGE) fail("max_bytes must be a byte count or inf, not '" + max + "'");
-      max_bytes = v;
+      std::string why;
+      const auto v = common::parse_size(max, &why);
+      if (!v) fail("max_bytes must be inf or " + std::string(common::kSizeExamples) + ", not '" + max + "' (" + why + ")");
+      max_bytes = *v;
     }
     SelectionRule rule{*c, scope == "single" ? Scope::SingleNode : Scope::MultiNode, max_bytes,
-                       split_names(names)};
+                       common::split(names, ',')};
     // "allreduce single inf ,,": a rule that names nothing (found by fuzz/tuning_file.cc).
     if (rule.candidates.empty()) fail("no algorithm named in '" + names + "'");
     for (const auto& n : rule.candidates) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "smddp/common/strings.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -44,8 +45,7 @@ std::optional<std::string> read_line(const std::string& path) {
   if (!in) return std::nullopt;
   std::string line;
   if (!std::getline(in, line)) return std::string();
-  while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-  return line;
+  return std::string(common::trim_end(line));
 }
 
 std::vector<std::string> list_dir(const std::string& path) {

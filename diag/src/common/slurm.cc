@@ -60,7 +60,7 @@ std::string slurm_node_name(const std::string& host) {
   if (!ok) return host;
   std::vector<std::string> names;
   for (const auto& line : split(text, '\n')) {
-    if (std::string n = trim(line); !n.empty()) names.push_back(n);
+    if (std::string n(trim(line)); !n.empty()) names.push_back(n);
   }
   const std::string short_host = host.substr(0, host.find('.'));
   for (const auto& n : names) {

@@ -10,41 +10,8 @@
 
 namespace smddp::diag {
 
-std::vector<std::string> split(std::string_view text, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(sep, start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string item = trim(text.substr(start, end - start));
-    if (!item.empty()) out.push_back(std::move(item));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += sep;
-    out += parts[i];
-  }
-  return out;
-}
-
-std::string trim(std::string_view text) {
-  size_t b = 0, e = text.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
-  return std::string(text.substr(b, e - b));
-}
-
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 std::optional<double> parse_double(std::string_view text) {
-  std::string s = trim(text);
+  const std::string s(trim(text));
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
@@ -53,9 +20,9 @@ std::optional<double> parse_double(std::string_view text) {
 }
 
 std::optional<int64_t> parse_int(std::string_view text) {
-  std::string s = trim(text);
+  const std::string_view s = trim(text);
   if (s.empty()) return std::nullopt;
-  if (starts_with(s, "0x") || starts_with(s, "0X")) {
+  if (s.starts_with("0x") || s.starts_with("0X")) {
     auto v = parse_hex(s);
     if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
     return static_cast<int64_t>(*v);
@@ -67,8 +34,8 @@ std::optional<int64_t> parse_int(std::string_view text) {
 }
 
 std::optional<uint64_t> parse_hex(std::string_view text) {
-  std::string s = trim(text);
-  if (starts_with(s, "0x") || starts_with(s, "0X")) s = s.substr(2);
+  std::string_view s = trim(text);
+  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
   if (s.empty()) return std::nullopt;
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
@@ -133,7 +100,7 @@ std::optional<std::string> cpu_mask_to_list(std::string_view mask) {
 }
 
 std::optional<std::string> normalize_busid(std::string_view busid) {
-  std::string s = trim(busid);
+  const std::string s(trim(busid));
   // [domain:]bus:device.function, hex fields.
   std::vector<std::string> parts;
   size_t start = 0;

@@ -1,5 +1,6 @@
-// Small string helpers shared by the diag commands: splitting, numbers,
-// human-readable sizes and shell quoting.
+// Small string helpers of the diag commands: numbers, human-readable sizes
+// and shell quoting. Splitting, joining and trimming are common/'s
+// (smddp/common/strings.h), named here for the diag code.
 #pragma once
 
 #include <cstdint>
@@ -8,14 +9,15 @@
 #include <string_view>
 #include <vector>
 
+#include "smddp/common/strings.h"
+
 namespace smddp::diag {
 
-std::vector<std::string> split(std::string_view text, char sep);
-std::string join(const std::vector<std::string>& parts, std::string_view sep);
-std::string trim(std::string_view text);
-bool starts_with(std::string_view text, std::string_view prefix);
+using common::join;
+using common::split;
+using common::trim;
 
-// Sizes ("64MiB", "8M") are smddp::tools::parse_size (docs/bench.md#sizes).
+// Sizes ("64MiB", "8M") are smddp::common::parse_size (docs/bench.md#sizes).
 // Integer or hexadecimal (0x...) text; nullopt otherwise.
 std::optional<int64_t> parse_int(std::string_view text);
 std::optional<uint64_t> parse_hex(std::string_view text);

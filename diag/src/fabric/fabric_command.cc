@@ -7,14 +7,14 @@
 #include <optional>
 
 #include "commands.h"
-#include "smddp/tools/exit_codes.h"
 #include "common/mpi_util.h"
 #include "common/text.h"
 #include "fabric/pingpong.h"
 #include "fabric/providers.h"
+#include "smddp/common/sizes.h"
 #include "smddp/error.h"
+#include "smddp/tools/exit_codes.h"
 #include "system/devices.h"
-#include "smddp/tools/sizes.h"
 
 namespace smddp::diag {
 namespace {
@@ -86,7 +86,7 @@ class FabricCommand final : public Command {
 
   void validate() override {
     root_ = SystemRoot::from_option(global_.sysfs_root);
-    auto bytes = tools::parse_size(bw_bytes_);
+    auto bytes = common::parse_size(bw_bytes_);
     if (!bytes || *bytes == 0) throw UsageError("--bw-bytes '" + bw_bytes_ + "' is not a positive size");
     o_.bw_bytes = *bytes;
     if (o_.bw_window < 1 || o_.bw_window > 128) throw UsageError("--window must be 1..128");

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "smddp/common/strings.h"
+
 namespace smddp::diag {
 namespace {
 
@@ -14,9 +16,7 @@ constexpr uint32_t kFiVersion = FI_VERSION(1, 9);
 std::string to_text(const void* data, fi_type type) {
   char buf[1024] = {};
   fi_tostr_r(buf, sizeof buf, data, type);
-  std::string s(buf);
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
+  return std::string(common::trim_end(buf));
 }
 
 ProviderInfo describe(const fi_info* info) {

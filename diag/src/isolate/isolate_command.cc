@@ -25,12 +25,12 @@
 #include "preflight/preflight_metrics.h"
 #include "preflight/profile.h"
 #include "preflight/writers.h"
+#include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
-#include "smddp/tools/sizes.h"
 #include "smddp/version.h"
 
 namespace smddp::diag {
@@ -300,8 +300,8 @@ class IsolateCommand final : public Command {
   CLI::App* app() const override { return app_; }
 
   void validate() override {
-    settings_.allreduce.bytes = tools::parse_size_or_throw(bytes_text_, "--bytes");
-    settings_.stream.bytes = tools::parse_size_or_throw(stream_bytes_text_, "--stream-bytes");
+    settings_.allreduce.bytes = common::parse_size_or_throw(bytes_text_, "--bytes");
+    settings_.stream.bytes = common::parse_size_or_throw(stream_bytes_text_, "--stream-bytes");
     if (settings_.allreduce.bytes < 4 || settings_.stream.bytes < 4) throw UsageError("--bytes and --stream-bytes must be at least 4");
     if (settings_.allreduce.iterations < 1 || settings_.allreduce.warmup < 0) throw UsageError("--iterations must be >= 1 and --warmup >= 0");
     if (settings_.stream.window < 1 || settings_.stream.iterations < 1) throw UsageError("--window and --stream-iterations must be >= 1");

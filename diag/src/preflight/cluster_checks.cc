@@ -26,7 +26,7 @@ Faults Faults::from_env() {
   for (const auto& item : split(env, ',')) {
     if (item == "unreachable") {
       f.unreachable = true;
-    } else if (starts_with(item, "clock_offset_ms=")) {
+    } else if (item.starts_with("clock_offset_ms=")) {
       auto v = parse_double(item.substr(16));
       if (!v) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a number of milliseconds");
       f.clock_offset_ms = *v;

@@ -1,11 +1,8 @@
 #include "preflight/params.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "common/text.h"
+#include "smddp/common/sizes.h"
 #include "smddp/error.h"
-#include "smddp/tools/sizes.h"
 
 namespace smddp::diag {
 
@@ -56,7 +53,7 @@ const std::vector<std::string>& Params::strings(const std::string& name) const {
 }
 
 std::optional<ParamValue> parse_scalar(ParamType type, const std::string& raw) {
-  const std::string text = trim(raw);
+  const std::string text(trim(raw));
   switch (type) {
     case ParamType::CountOrAny:
       if (text == "any") return ParamValue(Unlimited{});
@@ -73,11 +70,10 @@ std::optional<ParamValue> parse_scalar(ParamType type, const std::string& raw) {
       if (text == "unlimited" || text == "infinity") return ParamValue(Unlimited{});
       [[fallthrough]];
     case ParamType::Size:
-      if (auto v = tools::parse_size(text)) return ParamValue(*v);
+      if (auto v = common::parse_size(text)) return ParamValue(*v);
       return std::nullopt;
     case ParamType::Boolean: {
-      std::string lower = text;
-      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      const std::string lower = common::to_lower(text);
       if (lower == "true" || lower == "yes" || lower == "on") return ParamValue(true);
       if (lower == "false" || lower == "no" || lower == "off") return ParamValue(false);
       return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include "common/text.h"
 #include "preflight/baseline_profile.h"
+#include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -152,7 +153,13 @@ class ProfileReader {
     }
     if (!value.IsScalar()) fail(value, where + ": expected " + std::string(to_string(ps.type)));
     auto parsed = parse_scalar(ps.type, value.Scalar());
-    if (!parsed) fail(value, fmt::format("{}: expected {}, got '{}'", where, to_string(ps.type), value.Scalar()));
+    if (!parsed) {
+      // A size says what is wrong with it, as everywhere (docs/bench.md#sizes).
+      std::string why;
+      if (ps.type == ParamType::Size || ps.type == ParamType::SizeOrUnlimited) (void)common::parse_size(value.Scalar(), &why);
+      fail(value, fmt::format("{}: expected {}, got '{}'{}", where, to_string(ps.type), value.Scalar(),
+                              why.empty() ? "" : " (" + why + ")"));
+    }
     double number = 0;
     if (const auto* i = std::get_if<int64_t>(&*parsed)) number = static_cast<double>(*i);
     if (const auto* d = std::get_if<double>(&*parsed)) number = *d;

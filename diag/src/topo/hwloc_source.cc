@@ -68,7 +68,7 @@ Device make_device(hwloc_topology_t t, hwloc_obj_t obj) {
   // The EFA driver's OpenFabrics device (rdmap*, efa_*) marks an EFA NIC even
   // where the PCI ids do not (a virtual function, an edited XML).
   for (const auto& n : names) {
-    if (starts_with(n, "rdmap") || starts_with(n, "efa")) {
+    if (n.starts_with("rdmap") || n.starts_with("efa")) {
       d.kind = DeviceKind::Nic;
       d.nic_kind = "efa";
     }

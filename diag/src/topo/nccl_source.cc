@@ -126,7 +126,7 @@ class NcclReader {
     if (!names.empty()) d.name = join(names, ",");
     // The EFA kernel driver names its devices rdmap<bus>s<slot>.
     for (const auto& n : names) {
-      if (starts_with(n, "rdmap") || starts_with(n, "efa")) d.nic_kind = "efa";
+      if (n.starts_with("rdmap") || n.starts_with("efa")) d.nic_kind = "efa";
     }
   }
 

@@ -494,7 +494,8 @@ def test_bad_usage():
     """Bad flags: one line on stderr, exit 64, before torch is contacted."""
     cases = [
         (["bogus"], "unknown collective 'bogus'"),
-        (["-b", "1x"], "-b/--minbytes '1x': expected a byte count"),
+        (["-b", "1x"], "-b/--minbytes '1x': unknown unit 'x'; expected a byte count"),
+        (["-b", "0x10"], "-b/--minbytes '0x10': hexadecimal; expected a byte count"),
         (["-b", "2M", "-e", "1M"], "is above -e/--maxbytes"),
         (["-b", "1K", "-e", "1M", "-f", "1"], "-f/--stepfactor must be above 1"),
         (["-n", "0"], "-n/--iters must be at least 1"),
@@ -522,6 +523,16 @@ def test_bad_usage():
             len(res[0][2].strip().splitlines()) != 1 or res[1][2] or res[0][1]:
         fail(f"root outside the job: {[(x[0], x[1][:100], x[2]) for x in res]}")
     print(f"{len(cases) + 3} bad usages: one line, exit 64")
+    # The one size grammar (docs/bench.md#sizes): the table the C++ readers
+    # are tested on (tests/unit/diag/size_grammar_test.cc), same bytes or refused.
+    sys.path.insert(0, os.path.join(ARGS.root, "bench/torch"))
+    from smddp_bench_torch.options import size_or_reason
+    with open(os.path.join(ARGS.root, "tests/unit/size_cases.json"), encoding="utf-8") as f:
+        table = json.load(f)
+    differ = [(text, want, size_or_reason(text)) for text, want in table if size_or_reason(text)[0] != want]
+    if differ or len(table) < 40:
+        fail(f"sizes read unlike smddp-bench: {differ}")
+    print(f"{len(table)} sizes read as smddp-bench reads them")
 
 
 def find_report():

@@ -5,8 +5,8 @@
 #include "common/xml.h"
 #include "preflight/cluster.h"
 #include "preflight/profile.h"
+#include "smddp/common/sizes.h"
 #include "smddp/error.h"
-#include "smddp/tools/sizes.h"
 
 namespace smddp::diag {
 namespace {
@@ -42,10 +42,10 @@ TEST(Xml, MalformedInputNamesTheLine) {
 }
 
 TEST(Text, SizesBusIdsMasks) {
-  // Sizes are tools::parse_size (tests/unit/sizes_test.cc); diag's
+  // Sizes are common::parse_size (tests/unit/sizes_test.cc); diag's
   // "10GB" was 10^10 bytes and is now 10 GiB, as in smddp-bench.
-  EXPECT_EQ(tools::parse_size("1.5 GiB"), 3ull << 29);
-  EXPECT_EQ(tools::parse_size("10GB"), 10ull << 30);
+  EXPECT_EQ(common::parse_size("1.5 GiB"), 3ull << 29);
+  EXPECT_EQ(common::parse_size("10GB"), 10ull << 30);
   EXPECT_EQ(normalize_busid("00000000:10:1C.0"), "0000:10:1c.0");
   EXPECT_EQ(normalize_busid("10:1c.0"), "0000:10:1c.0");
   EXPECT_FALSE(normalize_busid("10-1c"));

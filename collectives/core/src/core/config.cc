@@ -19,11 +19,18 @@
 
 #include "core/config_internal.h"
 #include "kernels/kernels.h"
+#include "smddp/common/sizes.h"
+#include "smddp/common/strings.h"
 #include "smddp/error.h"
 #include "smddp/types.h"
 
 namespace smddp::config {
 namespace {
+
+using common::parse_size;
+using common::split;
+using common::to_lower;
+using common::to_upper;
 
 constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
 constexpr std::string_view kPattern = "<COLLECTIVE>";
@@ -109,35 +116,11 @@ constexpr Setting kTable[] = {
 bool is_pattern(const Setting& s) { return s.name.ends_with(kPattern); }
 std::string_view prefix_of(const Setting& s) { return s.name.substr(0, s.name.size() - kPattern.size()); }
 
-std::string upper(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string lower(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string human_bytes(uint64_t v) {
   for (auto [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}}) {
     if (v >= (uint64_t{1} << shift) && v % (uint64_t{1} << shift) == 0) return std::to_string(v >> shift) + suffix;
   }
   return std::to_string(v);
-}
-
-std::vector<std::string> split_choices(std::string_view list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t end = list.find(',', start);
-    if (end == std::string_view::npos) end = list.size();
-    out.emplace_back(list.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
 }
 
 std::string or_list(const std::vector<std::string>& items) {
@@ -157,26 +140,8 @@ std::optional<int64_t> parse_integer(const std::string& v) {
   return x;
 }
 
-// Decimal bytes with an optional binary suffix, as smddp-bench -b/-e take them.
-std::optional<uint64_t> parse_bytes(const std::string& v) {
-  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long x = std::strtoull(v.c_str(), &end, 10);
-  if (errno) return std::nullopt;
-  const std::string suffix = end;
-  int shift = 0;
-  if (suffix == "K" || suffix == "k" || suffix == "KB" || suffix == "KiB") shift = 10;
-  else if (suffix == "M" || suffix == "m" || suffix == "MB" || suffix == "MiB") shift = 20;
-  else if (suffix == "G" || suffix == "g" || suffix == "GB" || suffix == "GiB") shift = 30;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TiB") shift = 40;
-  else if (!suffix.empty() && suffix != "B") return std::nullopt;
-  if (x > (std::numeric_limits<uint64_t>::max() >> shift)) return std::nullopt;
-  return static_cast<uint64_t>(x) << shift;
-}
-
 std::optional<bool> parse_flag(const std::string& v) {
-  const std::string l = lower(v);
+  const std::string l = to_lower(v);
   if (l == "1" || l == "true" || l == "yes" || l == "on") return true;
   if (l == "0" || l == "false" || l == "no" || l == "off") return false;
   return std::nullopt;
@@ -270,7 +235,7 @@ std::span<const Setting> table() { return kTable; }
 std::vector<std::string> names_of(const Setting& s) {
   if (!is_pattern(s)) return {std::string(s.name)};
   std::vector<std::string> out;
-  for (Collective c : all_collectives()) out.push_back(std::string(prefix_of(s)) + upper(to_string(c)));
+  for (Collective c : all_collectives()) out.push_back(std::string(prefix_of(s)) + to_upper(to_string(c)));
   return out;
 }
 
@@ -290,7 +255,7 @@ const Setting* find(std::string_view name) {
 
 std::optional<Collective> collective_of(const Setting& s, std::string_view name) {
   if (!is_pattern(s) || !name.starts_with(prefix_of(s))) return std::nullopt;
-  return parse_collective(lower(name.substr(prefix_of(s).size())));
+  return parse_collective(to_lower(name.substr(prefix_of(s).size())));
 }
 
 std::string expectation(const Setting& s) {
@@ -307,7 +272,7 @@ std::string expectation(const Setting& s) {
     case Type::Boolean:
       return "0 or 1";
     case Type::Choice:
-      return or_list(split_choices(s.choices));
+      return or_list(split(s.choices, ','));
     case Type::Seconds:
       return "seconds > 0";
     case Type::File:
@@ -349,20 +314,21 @@ std::string problem(const Setting& s, std::string_view name, const std::string& 
       return x && *x >= s.lo && *x <= s.hi ? "" : bad;
     }
     case Type::Size: {
-      auto x = parse_bytes(value);
-      return x && *x >= static_cast<uint64_t>(s.lo) && *x <= static_cast<uint64_t>(s.hi) && *x % s.multiple == 0
-                 ? ""
-                 : bad;
+      // The grammar of every size (docs/bench.md#sizes); why it is not one, when it is not.
+      std::string why;
+      auto x = parse_size(value, &why);
+      if (!x) return std::string(name) + "='" + value + "': " + why + "; expected " + expectation(s);
+      return *x >= static_cast<uint64_t>(s.lo) && *x <= static_cast<uint64_t>(s.hi) && *x % s.multiple == 0 ? "" : bad;
     }
     case Type::Boolean:
       return parse_flag(value) ? "" : bad;
     case Type::Choice: {
-      for (const auto& c : split_choices(s.choices)) {
+      for (const auto& c : split(s.choices, ',')) {
         if (c == value) {
           // A path the CPU lacks is refused, not replaced by another.
           if (s.name == "SMDDP_REDUCE_ISA" && !kernels::kernel_table(value)) {
             std::vector<std::string> ok;
-            for (const auto& isa : split_choices(s.choices)) {
+            for (const auto& isa : split(s.choices, ',')) {
               if (kernels::kernel_table(isa)) ok.push_back(isa);
             }
             return head + "a path this CPU supports: " + or_list(ok);
@@ -471,7 +437,7 @@ uint64_t bytes(std::string_view name) {
   const std::string v = current(s, name);
   if (v.empty()) return 0;
   require(s, name, v);
-  return *parse_bytes(v);
+  return *parse_size(v);
 }
 
 double seconds(std::string_view name) {

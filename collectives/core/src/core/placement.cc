@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "smddp/common/strings.h"
+
 namespace smddp {
 namespace {
 
@@ -79,11 +81,7 @@ Placement judge_placement(std::span<const RankCpus> ranks, std::span<const int> 
 
 CpuMask parse_cpu_list(std::string_view text) {
   CpuMask m;
-  std::istringstream in{std::string(text)};
-  std::string part;
-  while (std::getline(in, part, ',')) {
-    while (!part.empty() && (part.back() == '\n' || part.back() == ' ')) part.pop_back();
-    if (part.empty()) continue;
+  for (const std::string& part : common::split(text, ',')) {
     int lo = 0, hi = 0;
     char dash = 0;
     std::istringstream range(part);
