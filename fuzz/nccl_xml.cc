@@ -1,10 +1,10 @@
 // smddp-diag topo --nccl-topo (diag/src/topo/nccl_source.cc) over our XML
-// reader (diag/src/common/xml.cc): malformed XML or a topology that does not
+// reader (diag/src/shared/xml.cc): malformed XML or a topology that does not
 // add up is one UsageError, never a crash or another exception.
 #include <string_view>
 
-#include "common/xml.h"
 #include "fuzz_check.h"
+#include "shared/xml.h"
 #include "smddp/error.h"
 #include "topo/sources.h"
 

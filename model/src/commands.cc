@@ -3,10 +3,10 @@
 #include <fstream>
 #include <ostream>
 
-#include "commands.h"
 #include "smddp/error.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/paths.h"
+#include "verbs.h"
 
 namespace smddp::model {
 namespace {

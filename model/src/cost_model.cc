@@ -1,4 +1,4 @@
-#include "model.h"
+#include "smddp/model/cost_model.h"
 
 #include <cmath>
 #include <fstream>

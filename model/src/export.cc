@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "commands.h"
 #include "smddp/error.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/paths.h"
+#include "verbs.h"
 
 namespace smddp::model {
 namespace {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "results.h"
+#include "measured_rows.h"
+#include "smddp/model/cost_model.h"
 
 namespace smddp::model {
 

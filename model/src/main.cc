@@ -7,10 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "commands.h"
 #include "smddp/common/sizes.h"
 #include "smddp/error.h"
 #include "smddp/tools/exit_codes.h"
+#include "verbs.h"
 
 namespace {
 

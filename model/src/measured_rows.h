@@ -1,5 +1,7 @@
-// The measured rows smddp-model fits and checks: smddp-bench -J documents
-// (docs/bench.md, JSON), their flat `rows` with the job's shape.
+// The measured rows smddp-model fits and checks: result files read by the
+// one reader (smddp/results/rows.h), kept where the model can use them:
+// smddp's out-of-place rows of known algorithms with a time, in the shape
+// (hosts x ranks per host) the schedules take.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +28,9 @@ struct Loaded {
   int skipped = 0;  // in-place rows, rows of other backends, unknown algorithms, wrong values or no time
 };
 
-// Reads every file; UsageError naming the file for one that cannot be read,
-// is not an smddp-bench document or has hosts with different rank counts.
+// Reads every file; UsageError naming the file for one that cannot be read
+// or is not a results document, and for a row it would keep that names no
+// ranks and hosts or ran on hosts with different rank counts.
 Loaded load_results(const std::vector<std::string>& paths);
 
 }  // namespace smddp::model

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "commands.h"
 #include "smddp/error.h"
 #include "smddp/tools/paths.h"
 #include "smddp/traits.h"
+#include "verbs.h"
 
 namespace smddp::model {
 

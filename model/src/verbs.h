@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "fit.h"
-#include "model.h"
+#include "smddp/model/cost_model.h"
 
 namespace smddp::model {
 

@@ -1,4 +1,4 @@
-#include "baseline.h"
+#include "smddp/results/baseline.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -15,9 +15,10 @@
 #include "smddp/common/sizes.h"
 #include "smddp/common/strings.h"
 #include "smddp/error.h"
+#include "smddp/common/sizes.h"
 #include "smddp/types.h"
 
-namespace smddp::bench {
+namespace smddp::results {
 namespace {
 
 [[noreturn]] void fail(const std::string& origin, const YAML::Node& at, const std::string& what) {
@@ -45,40 +46,10 @@ uint64_t size(const std::string& origin, const YAML::Node& n, const std::string&
   return *v;
 }
 
-// Row names of both formats in one spelling: "all_reduce_perf" -> "allreduce".
-std::string canonical_collective(std::string s) {
-  s = common::to_lower(s);
-  if (s.size() > 5 && s.ends_with("_perf")) s.resize(s.size() - 5);
-  s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c == '_' || c == '-'; }), s.end());
-  return s;
-}
-
-// Every spelling the tools accept (float32, fp16, nccl-tests' float, ...)
-// as the one name the engine prints, so that files and rows match.
-std::string canonical_dtype(const std::string& s) {
-  const auto t = parse_dtype(s);
-  return t ? std::string(to_string(*t)) : s;
-}
-
 const std::set<std::string> kEntryKeys = {"collective", "dtype", "backend", "memory", "bytes", "min_bytes", "max_bytes", "ranks",
                                           "hosts", "min_hosts", "busbw_gbps", "tolerance", "spread_gbps", "samples"};
 
 }  // namespace
-
-std::string ResultRow::label() const {
-  std::string out = collective + " " + dtype + " " + std::to_string(bytes) + " B";
-  std::vector<std::string> extra;
-  if (!backend.empty()) extra.push_back(backend);
-  if (!placement.empty()) extra.push_back(placement);
-  if (ranks) extra.push_back(std::to_string(ranks) + " ranks");
-  if (hosts) extra.push_back(std::to_string(hosts) + " hosts");
-  if (!extra.empty()) {
-    out += " (";
-    for (size_t i = 0; i < extra.size(); ++i) out += (i ? ", " : "") + extra[i];
-    out += ")";
-  }
-  return out;
-}
 
 Baseline parse_baseline_section(const YAML::Node& section, const std::string& origin) {
   Baseline b;
@@ -153,76 +124,6 @@ Baseline load_baseline(const std::string& path) {
   }
 }
 
-std::vector<ResultRow> read_result_rows(const nlohmann::json& doc, const std::string& origin) {
-  std::vector<ResultRow> out;
-  if (!doc.is_object()) throw UsageError("results '" + origin + "': not a JSON object");
-  try {
-    if (doc.contains("rows") && doc["rows"].is_array()) {
-      // smddp-bench: one object per row, ranks and nodes at the top.
-      const int ranks = doc.value("nranks", 0), hosts = doc.value("nnodes", 0);
-      std::string memory;
-      if (doc.contains("devices") && doc["devices"].is_object()) memory = doc["devices"].value("memory", "");
-      // `ranks`: one entry per rank with its node; hosts of different sizes
-      // have no one ranks-per-host (the cost model needs one).
-      std::map<int, int> per_node;
-      if (doc.contains("ranks") && doc["ranks"].is_array()) {
-        for (const auto& e : doc["ranks"]) {
-          if (e.is_object() && e.contains("node") && e["node"].is_number_integer()) ++per_node[e["node"].get<int>()];
-        }
-      }
-      bool uneven = false;
-      for (const auto& [node, n] : per_node) uneven |= n != per_node.begin()->second;
-      for (const auto& r : doc["rows"]) {
-        if (!r.contains("busbw_gbps") || !r["busbw_gbps"].is_number()) continue;  // a row that did not run
-        ResultRow row;
-        row.collective = canonical_collective(r.at("collective").get<std::string>());
-        row.dtype = canonical_dtype(r.value("dtype", ""));
-        row.backend = r.value("backend", "");
-        row.placement = r.value("placement", "");
-        row.memory = r.value("memory", memory);
-        row.bytes = r.at("bytes").get<uint64_t>();
-        row.ranks = r.value("ranks", ranks);
-        row.hosts = r.value("hosts", r.value("nodes", hosts));
-        row.busbw_gbps = r["busbw_gbps"].get<double>();
-        row.algorithm = r.value("algorithm", "");
-        row.uneven_hosts = uneven;
-        out.push_back(std::move(row));
-      }
-    } else if (doc.contains("results") && doc["results"].is_array()) {
-      // nccl-tests (-J FILE.json): size/type per result, in_place and out_of_place bodies.
-      int ranks = 0;
-      std::set<std::string> hostnames;
-      if (doc.contains("devices") && doc["devices"].is_array()) {
-        for (const auto& d : doc["devices"]) {
-          ++ranks;
-          if (d.contains("hostname")) hostnames.insert(d["hostname"].get<std::string>());
-        }
-      }
-      for (const auto& r : doc["results"]) {
-        for (const char* placement : {"out_of_place", "in_place"}) {
-          if (!r.contains(placement) || !r[placement].is_object() || !r[placement].contains("bus_bw")) continue;
-          ResultRow row;
-          row.collective = canonical_collective(r.value("experiment_name", doc.value("name", "")));
-          row.dtype = canonical_dtype(r.value("type", ""));
-          row.backend = "nccl";
-          row.memory = "cuda";
-          row.placement = placement == std::string("in_place") ? "in-place" : "out-of-place";
-          row.bytes = r.at("size").get<uint64_t>();
-          row.ranks = ranks;
-          row.hosts = static_cast<int>(hostnames.size());
-          row.busbw_gbps = r[placement]["bus_bw"].get<double>();
-          out.push_back(std::move(row));
-        }
-      }
-    } else {
-      throw UsageError("results '" + origin + "': neither smddp-bench JSON ('rows') nor nccl-tests JSON ('results')");
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError("results '" + origin + "': malformed row: " + e.what());
-  }
-  return out;
-}
-
 const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row) {
   const BaselineEntry* best = nullptr;
   auto specificity = [](const BaselineEntry& e) {
@@ -246,14 +147,14 @@ const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row) {
 std::optional<GateFailure> judge_row(const ResultRow& row, double expected_gbps, double tolerance,
                                      const std::string& where) {
   const double limit = expected_gbps * (1 - tolerance);
-  if (row.busbw_gbps >= limit) return std::nullopt;
+  if (!row.busbw_gbps || *row.busbw_gbps >= limit) return std::nullopt;
   GateFailure f;
   f.row = row;
   f.expected_gbps = expected_gbps;
   f.limit_gbps = limit;
   char text[512];
   std::snprintf(text, sizeof text, "%s: busbw %.3f GB/s below %.3f GB/s (baseline %.3f GB/s less %.0f %%, %s)",
-                row.label().c_str(), row.busbw_gbps, limit, expected_gbps, tolerance * 100, where.c_str());
+                row.label().c_str(), *row.busbw_gbps, limit, expected_gbps, tolerance * 100, where.c_str());
   f.text = text;
   return f;
 }
@@ -261,7 +162,7 @@ std::optional<GateFailure> judge_row(const ResultRow& row, double expected_gbps,
 GateResult gate_rows(const Baseline& b, const std::vector<ResultRow>& rows) {
   GateResult out;
   for (const auto& row : rows) {
-    const BaselineEntry* e = match_entry(b, row);
+    const BaselineEntry* e = row.busbw_gbps ? match_entry(b, row) : nullptr;
     if (!e) continue;
     ++out.judged;
     if (auto f = judge_row(row, e->busbw_gbps, b.tolerance_of(*e), b.origin + ":" + std::to_string(e->line))) {
@@ -274,7 +175,9 @@ GateResult gate_rows(const Baseline& b, const std::vector<ResultRow>& rows) {
 Baseline learn_baseline(const std::vector<ResultRow>& rows, double tolerance) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, uint64_t, int, int>;
   std::map<Key, std::vector<double>> samples;
-  for (const auto& r : rows) samples[{r.collective, r.dtype, r.backend, r.memory, r.bytes, r.ranks, r.hosts}].push_back(r.busbw_gbps);
+  for (const auto& r : rows) {
+    if (r.busbw_gbps) samples[{r.collective, r.dtype, r.backend, r.memory, r.bytes, r.ranks, r.hosts}].push_back(*r.busbw_gbps);
+  }
   Baseline b;
   b.tolerance = tolerance;
   for (auto& [k, v] : samples) {
@@ -318,4 +221,4 @@ std::string baseline_to_yaml(const Baseline& b, const std::vector<std::string>& 
   return out.str();
 }
 
-}  // namespace smddp::bench
+}  // namespace smddp::results

@@ -1,4 +1,4 @@
-#include "model_baseline.h"
+#include "smddp/results/model_baseline.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include "smddp/schedule.h"
 #include "smddp/traits.h"
 
-namespace smddp::bench {
+namespace smddp::results {
 
 RowPrediction predict_row(const model::Model& m, const ResultRow& row) {
   RowPrediction p;
@@ -77,6 +77,7 @@ ModelBaseline load_model_baseline(const std::string& path, const std::string& fl
 ModelGateResult gate_rows(const ModelBaseline& b, const std::vector<ResultRow>& rows) {
   ModelGateResult out;
   for (const auto& row : rows) {
+    if (!row.busbw_gbps) continue;
     const RowPrediction p = predict_row(b.model, row);
     if (!p.ok) {
       out.unpredicted.push_back(row.label() + ": " + p.error);
@@ -90,8 +91,10 @@ ModelGateResult gate_rows(const ModelBaseline& b, const std::vector<ResultRow>& 
   return out;
 }
 
+std::optional<double> measured_time_us(const ResultRow& row) { return row.p50_us ? row.p50_us : row.time_us; }
+
 double deviation_pct(double measured_us, double predicted_us) {
   return predicted_us > 0 ? (measured_us - predicted_us) / predicted_us * 100 : 0;
 }
 
-}  // namespace smddp::bench
+}  // namespace smddp::results

@@ -304,10 +304,10 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
     check_finite(parts.baseline_tolerance, 0, 99.999, "--baseline-tolerance", "percent");
   }
   const double baseline_tolerance = parts.baseline_tolerance != -1 ? parts.baseline_tolerance / 100 : -1;
-  if (!o.baseline_path.empty() && is_model_file(o.baseline_path)) {
-    o.baseline_model = load_model_baseline(o.baseline_path, "--baseline", baseline_tolerance >= 0 ? baseline_tolerance : 0.25);
+  if (!o.baseline_path.empty() && results::is_model_file(o.baseline_path)) {
+    o.baseline_model = results::load_model_baseline(o.baseline_path, "--baseline", baseline_tolerance >= 0 ? baseline_tolerance : 0.25);
   } else if (!o.baseline_path.empty()) {
-    o.baseline = load_baseline(o.baseline_path);
+    o.baseline = results::load_baseline(o.baseline_path);
     if (baseline_tolerance >= 0) o.baseline.tolerance = baseline_tolerance;  // entries with their own keep theirs
   }
   if (parts.model_tolerance != -1) {
@@ -315,7 +315,7 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
     check_finite(parts.model_tolerance, 0, 1e6, "--model-tolerance", "percent");
   }
   if (!parts.model_path.empty()) {
-    o.model = load_model_baseline(parts.model_path, "--model", parts.model_tolerance != -1 ? parts.model_tolerance / 100 : 0.25);
+    o.model = results::load_model_baseline(parts.model_path, "--model", parts.model_tolerance != -1 ? parts.model_tolerance / 100 : 0.25);
   }
   o.average = static_cast<Average>(parts.average);
 

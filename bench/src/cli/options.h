@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "baseline.h"
-#include "model_baseline.h"
+#include "smddp/results/baseline.h"
+#include "smddp/results/model_baseline.h"
 #include "smddp/telemetry/metrics.h"
 #include "smddp/types.h"
 
@@ -55,13 +55,13 @@ struct BenchOptions {
   // min_busbw is 0.9 * X, the bound nccl-tests compares against.
   bool min_busbw_set = false;
   std::string baseline_path;  // --baseline FILE
-  Baseline baseline;          // its entries, loaded while the options are checked
+  results::Baseline baseline;  // its entries, loaded while the options are checked
   // --baseline MODEL.json: a cost model as the baseline (its rows' predicted
   // busbw less --baseline-tolerance, default 25 %); then `baseline` is empty.
-  std::optional<ModelBaseline> baseline_model;
+  std::optional<results::ModelBaseline> baseline_model;
   // --model MODEL.json: the predicted time beside each row; rows off by more
   // than --model-tolerance (either way, default 25 %) are flagged.
-  std::optional<ModelBaseline> model;
+  std::optional<results::ModelBaseline> model;
   bool roofline = false;
   bool huge_pages = false;  // --huge-pages: host buffers on transparent huge pages
   uint64_t seed = 0x5eedULL;

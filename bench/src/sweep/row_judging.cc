@@ -6,9 +6,9 @@
 
 namespace smddp::bench {
 
-// The row as the baseline gates and the model read it (baseline.h).
-ResultRow result_row(const RowResult& r, const RunContext& ctx, MemoryKind mem) {
-  ResultRow row;
+// The row as the baseline gates and the model read it (smddp/results/rows.h).
+results::ResultRow result_row(const RowResult& r, const RunContext& ctx, MemoryKind mem) {
+  results::ResultRow row;
   row.collective = to_string(r.collective);
   row.dtype = to_string(r.dtype);
   row.backend = r.backend;
@@ -17,6 +17,10 @@ ResultRow result_row(const RowResult& r, const RunContext& ctx, MemoryKind mem) 
   row.ranks = ctx.nranks;
   row.hosts = ctx.nnodes;
   row.busbw_gbps = r.busbw_gbps;
+  row.time_us = r.time_us;
+  if (r.stats) row.p50_us = r.stats->p50_us;
+  if (r.checked) row.wrong = r.wrong;
+  row.index = static_cast<int>(r.row);
   row.placement = r.in_place ? "in-place" : "out-of-place";
   row.algorithm = r.algorithm;
   std::map<int, int> per_node;
@@ -25,9 +29,9 @@ ResultRow result_row(const RowResult& r, const RunContext& ctx, MemoryKind mem) 
   return row;
 }
 
-void attach_model(RowResult& r, const ModelBaseline& m, const RunContext& ctx, MemoryKind mem, Summary& summary) {
-  const ResultRow row = result_row(r, ctx, mem);
-  const RowPrediction p = predict_row(m.model, row);
+void attach_model(RowResult& r, const results::ModelBaseline& m, const RunContext& ctx, MemoryKind mem, Summary& summary) {
+  const results::ResultRow row = result_row(r, ctx, mem);
+  const results::RowPrediction p = results::predict_row(m.model, row);
   RowModel rm;
   if (!p.ok) {
     rm.error = p.error;
@@ -35,9 +39,8 @@ void attach_model(RowResult& r, const ModelBaseline& m, const RunContext& ctx, M
   } else {
     rm.predicted_us = p.time_us;
     rm.predicted_busbw_gbps = p.busbw_gbps;
-    // The per-iteration median where there is one (-I 1), as smddp-model fits.
-    const double measured = r.stats ? r.stats->p50_us : r.time_us;
-    rm.deviation_pct = deviation_pct(measured, p.time_us);
+    const double measured = *results::measured_time_us(row);  // as smddp-model fits
+    rm.deviation_pct = results::deviation_pct(measured, p.time_us);
     rm.flagged = std::fabs(rm.deviation_pct) > m.tolerance * 100;
     ++summary.model_predicted;
     if (rm.flagged) {

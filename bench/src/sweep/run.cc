@@ -481,7 +481,7 @@ int run_benchmark(const BenchOptions& options) {
       stopped = requested != 0;
       return stopped;
     };
-    std::vector<ResultRow> baseline_rows;
+    std::vector<results::ResultRow> baseline_rows;
     for (int cycle = 0; !stopped && (o.run_cycles == 0 || cycle < o.run_cycles); ++cycle) {
       sweep.run(plan, [&](const std::vector<RowResult>& measured) {
         std::vector<RowResult> with_model;
@@ -510,9 +510,10 @@ int run_benchmark(const BenchOptions& options) {
     }
     if (!o.baseline_path.empty()) {
       // A model judges the rows it predicts; the others are named once, not failed.
-      ModelGateResult model_gate;
-      if (o.baseline_model) model_gate = gate_rows(*o.baseline_model, baseline_rows);
-      const GateResult gate = o.baseline_model ? static_cast<GateResult>(model_gate) : gate_rows(o.baseline, baseline_rows);
+      results::ModelGateResult model_gate;
+      if (o.baseline_model) model_gate = results::gate_rows(*o.baseline_model, baseline_rows);
+      const results::GateResult gate =
+          o.baseline_model ? static_cast<results::GateResult>(model_gate) : results::gate_rows(o.baseline, baseline_rows);
       for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
       if (rank == 0) {
         for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());

@@ -3,17 +3,14 @@
 // ranks, hosts) over every run and node given, as a baseline smddp-bench
 // --baseline gates later runs with (docs/diag.md, "Baselines").
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <algorithm>
 #include <iostream>
-#include <sstream>
+#include <iterator>
 
-#include "baseline.h"
 #include "commands.h"
 #include "smddp/error.h"
+#include "smddp/results/baseline.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
@@ -39,25 +36,16 @@ class BaselineCommand final : public Command {
     tools::check_writable(output_, "-o/--output");
     // Every input is read and checked before the output is touched.
     for (const auto& path : inputs_) {
-      std::ifstream in(path);
-      if (!in) throw UsageError("results '" + path + "': cannot read: " + std::strerror(errno));
-      std::stringstream text;
-      text << in.rdbuf();
-      nlohmann::json doc;
-      try {
-        doc = nlohmann::json::parse(text.str());
-      } catch (const nlohmann::json::exception& e) {
-        throw UsageError("results '" + path + "': not JSON: " + e.what());
-      }
-      auto got = bench::read_result_rows(doc, path);
-      if (got.empty()) throw UsageError("results '" + path + "': no rows with a bus bandwidth");
-      rows_.insert(rows_.end(), got.begin(), got.end());
+      const auto got = results::read_result_file(path);
+      const size_t before = rows_.size();
+      std::copy_if(got.begin(), got.end(), std::back_inserter(rows_), [](const results::ResultRow& r) { return r.busbw_gbps.has_value(); });
+      if (rows_.size() == before) throw UsageError("results '" + path + "': no rows with a bus bandwidth");
     }
   }
 
   int run() override {
-    const bench::Baseline b = bench::learn_baseline(rows_, tolerance_);
-    tools::write_atomically(output_, bench::baseline_to_yaml(b, inputs_));
+    const results::Baseline b = results::learn_baseline(rows_, tolerance_);
+    tools::write_atomically(output_, results::baseline_to_yaml(b, inputs_));
     std::cout << "smddp-diag baseline: " << b.entries.size() << " entries from " << rows_.size() << " rows of "
               << inputs_.size() << " file(s) -> " << output_ << "\n";
     return tools::kExitOk;
@@ -69,7 +57,7 @@ class BaselineCommand final : public Command {
   std::vector<std::string> inputs_;
   std::string output_;
   double tolerance_ = 0.25;
-  std::vector<bench::ResultRow> rows_;
+  std::vector<results::ResultRow> rows_;
 };
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
-#include "common/text.h"
+#include "shared/text.h"
 #include "exporter/node_sampler.h"
 #include "smddp/error.h"
 #include "smddp/telemetry/http_server.h"

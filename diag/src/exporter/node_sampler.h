@@ -21,8 +21,8 @@
 #include <string>
 #include <tuple>
 
-#include "common/files.h"
 #include "preflight/preflight_metrics.h"
+#include "shared/files.h"
 #include "system/devices.h"
 #include "system/nvml.h"
 #include "system/proc_stats.h"

@@ -7,8 +7,9 @@
 #include <optional>
 
 #include "commands.h"
-#include "common/mpi_util.h"
-#include "common/text.h"
+#include "smddp/tools/exit_codes.h"
+#include "shared/mpi_util.h"
+#include "shared/text.h"
 #include "fabric/pingpong.h"
 #include "fabric/providers.h"
 #include "smddp/common/sizes.h"

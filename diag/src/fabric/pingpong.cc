@@ -7,10 +7,10 @@
 #include <set>
 #include <tuple>
 
-#include "common/mpi_util.h"
-#include "common/text.h"
-#include "fabric/endpoint.h"
+#include "fabric/probe_endpoint.h"
 #include "fabric/schedule.h"
+#include "shared/mpi_util.h"
+#include "shared/text.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {

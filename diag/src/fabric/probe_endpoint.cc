@@ -1,4 +1,4 @@
-#include "fabric/endpoint.h"
+#include "fabric/probe_endpoint.h"
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "common/mpi_util.h"
 #include "fabric/providers.h"
+#include "shared/mpi_util.h"
 #include "smddp/fabric/endpoint.h"
 
 namespace smddp::diag {

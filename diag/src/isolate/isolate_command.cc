@@ -15,16 +15,16 @@
 #include <set>
 
 #include "commands.h"
-#include "common/counter_watch.h"
-#include "common/files.h"
-#include "common/model_floor.h"
-#include "common/mpi_util.h"
 #include "isolate/probes.h"
 #include "isolate/verdict.h"
 #include "preflight/counter_check.h"
 #include "preflight/preflight_metrics.h"
 #include "preflight/profile.h"
 #include "preflight/writers.h"
+#include "shared/counter_watch.h"
+#include "shared/files.h"
+#include "shared/model_floor.h"
+#include "shared/mpi_util.h"
 #include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
@@ -470,7 +470,7 @@ class IsolateCommand final : public Command {
   static constexpr const char* kProbeAlgorithm = "ring";
   std::string model_path_;
   double model_tolerance_pct_ = 25;
-  std::optional<bench::ModelBaseline> model_;
+  std::optional<results::ModelBaseline> model_;
   std::string json_path_, textfile_;
   bool print_drain_ = false, drain_ = false;
   Settings settings_;

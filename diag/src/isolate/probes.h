@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/mpi_util.h"
+#include "shared/mpi_util.h"
 
 namespace smddp::diag {
 

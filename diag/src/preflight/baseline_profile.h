@@ -1,6 +1,6 @@
 // The `baseline:` section of a profile (expected bus bandwidth per collective
 // and size range), validated with the profile; its format and reader are
-// smddp-bench's (bench/src/baseline.h), which gates runs with it.
+// smddp::results' (smddp/results/baseline.h), with which smddp-bench gates runs.
 #pragma once
 
 #include <string>

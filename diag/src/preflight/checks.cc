@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/text.h"
+#include "shared/text.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "common/files.h"
 #include "preflight/params.h"
 #include "preflight/report.h"
+#include "shared/files.h"
 #include "system/devices.h"
 #include "system/nvml.h"
 

@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
-#include "common/mpi_util.h"
-#include "common/text.h"
 #include "fabric/pingpong.h"
 #include "preflight/checks.h"
 #include "preflight/cluster.h"
+#include "shared/mpi_util.h"
+#include "shared/text.h"
 #include "smddp/communicator.h"
 #include "smddp/config.h"
 #include "smddp/error.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "common/counter_watch.h"
 #include "preflight/report.h"
+#include "shared/counter_watch.h"
 
 namespace smddp::diag {
 

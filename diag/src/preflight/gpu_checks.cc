@@ -2,8 +2,8 @@
 // gpu_count alone says whether the node should have had GPUs.
 #include <fmt/format.h>
 
-#include "common/text.h"
 #include "preflight/checks.h"
+#include "shared/text.h"
 
 namespace smddp::diag {
 namespace {

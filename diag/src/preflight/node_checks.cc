@@ -8,9 +8,9 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "common/text.h"
 #include "fabric/providers.h"
 #include "preflight/checks.h"
+#include "shared/text.h"
 
 namespace smddp::diag {
 

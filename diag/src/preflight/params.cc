@@ -1,6 +1,9 @@
 #include "preflight/params.h"
 
-#include "common/text.h"
+#include <algorithm>
+#include <cctype>
+
+#include "shared/text.h"
 #include "smddp/common/sizes.h"
 #include "smddp/error.h"
 

@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "common/text.h"
 #include "preflight/baseline_profile.h"
+#include "shared/text.h"
 #include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"

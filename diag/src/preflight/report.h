@@ -29,7 +29,7 @@ struct NodeReport {
   int node = 0;
   std::string host;        // the host name
   std::string label;       // host, or host#N when several nodes share one host (test setups)
-  std::string slurm_node;  // what Slurm calls the node (common/slurm.h): drains name it
+  std::string slurm_node;  // what Slurm calls the node (shared/slurm.h): drains name it
   std::vector<int> ranks;
   std::vector<CheckResult> checks;
 

@@ -7,11 +7,11 @@
 #include <variant>
 
 #include "smddp/tools/exit_codes.h"
-#include "common/model_floor.h"
+#include "shared/model_floor.h"
 #include "smddp/error.h"
-#include "common/mpi_util.h"
-#include "common/slurm.h"
-#include "common/text.h"
+#include "shared/mpi_util.h"
+#include "shared/slurm.h"
+#include "shared/text.h"
 #include "preflight/counter_check.h"
 #include "smddp/communicator.h"
 #include "smddp/config.h"

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "common/files.h"
-#include "model_baseline.h"
 #include "preflight/cluster.h"
 #include "preflight/profile.h"
 #include "preflight/report.h"
+#include "shared/files.h"
+#include "smddp/results/model_baseline.h"
 
 namespace smddp::diag {
 
@@ -21,7 +21,7 @@ struct PreflightSetup {
   SystemRoot root;
   std::string nvml_library;
   Faults faults;
-  std::optional<bench::ModelBaseline> model;  // --model: allreduce_busbw's expected figure
+  std::optional<results::ModelBaseline> model;  // --model: allreduce_busbw's expected figure
 };
 
 // What a rank is about to run: a hash of the profile's name and resolved

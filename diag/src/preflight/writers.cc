@@ -7,7 +7,7 @@
 #include <cstring>
 #include <fmt/format.h>
 
-#include "common/text.h"
+#include "shared/text.h"
 #include "smddp/telemetry/emf.h"
 
 extern char** environ;

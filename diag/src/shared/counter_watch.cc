@@ -1,4 +1,4 @@
-#include "common/counter_watch.h"
+#include "shared/counter_watch.h"
 
 namespace smddp::diag {
 namespace {

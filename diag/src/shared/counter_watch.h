@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/files.h"
+#include "shared/files.h"
 #include "smddp/tools/fabric_counters.h"
 
 namespace smddp::diag {

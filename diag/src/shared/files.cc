@@ -1,4 +1,4 @@
-#include "common/files.h"
+#include "shared/files.h"
 
 #include <unistd.h>
 

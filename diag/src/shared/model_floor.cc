@@ -1,23 +1,23 @@
-#include "common/model_floor.h"
+#include "shared/model_floor.h"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 
-#include "common/text.h"
+#include "shared/text.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
 
-bench::ModelBaseline load_model_option(const std::string& path, double tolerance_pct) {
+results::ModelBaseline load_model_option(const std::string& path, double tolerance_pct) {
   if (!(tolerance_pct >= 0 && tolerance_pct < 100)) throw UsageError("--model-tolerance must be a percentage in [0, 100)");
   if (path.empty()) throw UsageError("--model needs a file (smddp-model fit -o MODEL.json)");
-  return bench::load_model_baseline(path, "--model", tolerance_pct / 100);
+  return results::load_model_baseline(path, "--model", tolerance_pct / 100);
 }
 
-ModelFloor model_allreduce_floor(const bench::ModelBaseline& m, const std::string& algorithm, int hosts, int ranks_per_host,
+ModelFloor model_allreduce_floor(const results::ModelBaseline& m, const std::string& algorithm, int hosts, int ranks_per_host,
                                  uint64_t bytes) {
-  bench::ResultRow row;
+  results::ResultRow row;
   row.collective = "allreduce";
   row.dtype = "float32";
   row.backend = "smddp";
@@ -25,7 +25,7 @@ ModelFloor model_allreduce_floor(const bench::ModelBaseline& m, const std::strin
   row.bytes = bytes;
   row.hosts = hosts;
   row.ranks = hosts * ranks_per_host;
-  const bench::RowPrediction p = bench::predict_row(m.model, row);
+  const results::RowPrediction p = results::predict_row(m.model, row);
   const std::string shape = fmt::format("{} hosts x {} rank{}, {}", hosts, ranks_per_host, ranks_per_host == 1 ? "" : "s",
                                         format_bytes(bytes));
   if (!p.ok) throw UsageError(fmt::format("--model '{}' cannot predict the allreduce of {}: {}", m.origin, shape, p.error));

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "model_baseline.h"
+#include "smddp/results/model_baseline.h"
 
 namespace smddp::diag {
 
@@ -19,12 +19,12 @@ struct ModelFloor {
 
 // Reads --model (UsageError "--model 'path': ..." when it is missing or not
 // a model) with --model-tolerance in percent, [0, 100).
-bench::ModelBaseline load_model_option(const std::string& path, double tolerance_pct);
+results::ModelBaseline load_model_option(const std::string& path, double tolerance_pct);
 
 // The floor for an allreduce of `bytes` float32 with `algorithm` ("auto":
 // the default selector's) over `hosts` x `ranks_per_host`; UsageError
 // "--model 'path' cannot predict ...: why" when the model cannot.
-ModelFloor model_allreduce_floor(const bench::ModelBaseline& m, const std::string& algorithm, int hosts, int ranks_per_host,
+ModelFloor model_allreduce_floor(const results::ModelBaseline& m, const std::string& algorithm, int hosts, int ranks_per_host,
                                  uint64_t bytes);
 
 // Ranks per node as the launcher tells it before MPI starts (Open MPI,

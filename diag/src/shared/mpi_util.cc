@@ -1,4 +1,4 @@
-#include "common/mpi_util.h"
+#include "shared/mpi_util.h"
 
 #include <sched.h>
 

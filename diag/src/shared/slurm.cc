@@ -1,4 +1,4 @@
-#include "common/slurm.h"
+#include "shared/slurm.h"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,7 +9,7 @@
 
 #include <cstdlib>
 
-#include "common/text.h"
+#include "shared/text.h"
 
 extern char** environ;
 

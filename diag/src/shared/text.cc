@@ -1,4 +1,4 @@
-#include "common/text.h"
+#include "shared/text.h"
 
 #include <fmt/format.h>
 

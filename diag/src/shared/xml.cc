@@ -1,9 +1,9 @@
-#include "common/xml.h"
+#include "shared/xml.h"
 
 #include <cctype>
 #include <string>
 
-#include "common/text.h"
+#include "shared/text.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "common/text.h"
+#include "shared/text.h"
 
 #ifdef SMDDP_DIAG_WITH_CUDA
 #include <cuda_runtime_api.h>

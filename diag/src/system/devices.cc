@@ -1,6 +1,6 @@
 #include "system/devices.h"
 
-#include "common/text.h"
+#include "shared/text.h"
 
 namespace smddp::diag {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/files.h"
+#include "shared/files.h"
 
 namespace smddp::diag {
 

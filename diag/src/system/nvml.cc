@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fmt/format.h>
 
-#include "common/text.h"
+#include "shared/text.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 

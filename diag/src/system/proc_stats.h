@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "common/files.h"
+#include "shared/files.h"
 
 namespace smddp::diag {
 

@@ -17,8 +17,8 @@
 #include <regex>
 #include <set>
 
-#include "common/text.h"
-#include "common/xml.h"
+#include "shared/text.h"
+#include "shared/xml.h"
 #include "smddp/error.h"
 #include "system/cuda_probe.h"
 #include "system/devices.h"

@@ -20,9 +20,9 @@
 #include <map>
 #include <set>
 
-#include "common/files.h"
-#include "common/text.h"
-#include "common/xml.h"
+#include "shared/files.h"
+#include "shared/text.h"
+#include "shared/xml.h"
 #include "smddp/error.h"
 #include "system/devices.h"
 #include "topo/sources.h"

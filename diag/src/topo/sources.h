@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "common/files.h"
+#include "shared/files.h"
 #include "topo/model.h"
 
 namespace smddp::diag {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "common/text.h"
+#include "shared/text.h"
 
 namespace smddp::diag {
 namespace {

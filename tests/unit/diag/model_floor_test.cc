@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "common/model_floor.h"
 #include "isolate/verdict.h"
+#include "shared/model_floor.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
@@ -36,14 +36,14 @@ std::string write_model(const std::string& name, double beta, bool network_data 
 TEST(ModelFloor, IsThePredictionLessTheTolerance) {
   const auto m = load_model_option(write_model("floor.json", 1e-3), 20);
   const ModelFloor f = model_allreduce_floor(m, "ring", 2, 1, 1 << 20);
-  bench::ResultRow row;
+  results::ResultRow row;
   row.collective = "allreduce";
   row.dtype = "float32";
   row.algorithm = "ring";
   row.bytes = 1 << 20;
   row.hosts = 2;
   row.ranks = 2;
-  const bench::RowPrediction p = bench::predict_row(m.model, row);
+  const results::RowPrediction p = results::predict_row(m.model, row);
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_DOUBLE_EQ(f.predicted_gbs, p.busbw_gbps);
   EXPECT_DOUBLE_EQ(f.floor_gbs, 0.8 * p.busbw_gbps);

@@ -1,10 +1,10 @@
 // Parsers: the XML reader, sizes, bus ids, CPU masks, profiles.
 #include <gtest/gtest.h>
 
-#include "common/text.h"
-#include "common/xml.h"
 #include "preflight/cluster.h"
 #include "preflight/profile.h"
+#include "shared/text.h"
+#include "shared/xml.h"
 #include "smddp/common/sizes.h"
 #include "smddp/error.h"
 

@@ -12,9 +12,9 @@
 
 #include "algorithms/selector.h"
 #include "smddp/error.h"
-#include "commands.h"
+#include "verbs.h"
 #include "fit.h"
-#include "model.h"
+#include "smddp/model/cost_model.h"
 
 namespace smddp::model {
 namespace {
@@ -151,6 +151,38 @@ TEST(ModelFile, RoundTripsAndRejectsJunk) {
   j = to_json(m);
   j["version"] = 2;
   EXPECT_THROW(from_json(j, "x"), UsageError);
+}
+
+// fit and check read result files through smddp::results' reader and keep
+// smddp's out-of-place rows of known algorithms with a time.
+TEST(ModelRows, KeepsWhatTheScheduleCanPredict) {
+  auto row = [](int i, const char* backend, const char* algorithm, const char* placement) {
+    return nlohmann::json{{"row", i},           {"collective", "allreduce"}, {"dtype", "float"}, {"bytes", 4096},
+                          {"backend", backend}, {"algorithm", algorithm},    {"placement", placement},
+                          {"time_us", 20.0},    {"busbw_gbps", 1.0},         {"wrong", 0}};
+  };
+  nlohmann::json doc = {{"nranks", 4}, {"nnodes", 2},
+                        {"rows", {row(0, "smddp", "ring", "out-of-place"), row(1, "smddp", "ring", "in-place"),
+                                  row(2, "mpi", "mpi:default", "out-of-place"), row(3, "smddp", "no_such", "out-of-place"),
+                                  row(4, "smddp", "ring", "out-of-place"), row(5, "smddp", "ring", "out-of-place")}}};
+  doc["rows"][4]["wrong"] = 3;
+  doc["rows"][5]["per_iteration"] = {{"p50_us", 15.0}};
+  const std::string path = temp_path("rows.json");
+  std::ofstream(path) << doc.dump();
+  const Loaded l = load_results({path});
+  ASSERT_EQ(l.rows.size(), 2u);
+  EXPECT_EQ(l.skipped, 4);  // in place, mpi, unknown algorithm, wrong values
+  EXPECT_EQ(l.rows[0].row, 0);
+  EXPECT_EQ(l.rows[0].hosts, 2);
+  EXPECT_EQ(l.rows[0].ranks_per_host, 2);
+  EXPECT_EQ(l.rows[0].dtype_size, 4u);
+  EXPECT_EQ(l.rows[0].time_us, 20.0);
+  EXPECT_EQ(l.rows[1].time_us, 15.0);  // the per-iteration median where there is one
+  // Hosts with different rank counts have no one shape.
+  doc["ranks"] = {{{"rank", 0}, {"node", 0}}, {{"rank", 1}, {"node", 0}}, {{"rank", 2}, {"node", 0}}, {{"rank", 3}, {"node", 1}}};
+  std::ofstream(path) << doc.dump();
+  EXPECT_THROW(load_results({path}), UsageError);
+  std::remove(path.c_str());
 }
 
 void write_model(const std::string& path) {

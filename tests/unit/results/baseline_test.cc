@@ -1,13 +1,13 @@
-// The baseline library: both result formats read into the same rows, the
-// most specific entry judges a row, the gate names rows below tolerance, and
-// learning takes the median and MAD per row kind.
+// The baseline format and gate: the most specific entry judges a row, the
+// gate names rows below tolerance, learning takes the median and MAD per row
+// kind, and rows without a bus bandwidth are neither judged nor learned.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
-#include "baseline.h"
 #include "smddp/error.h"
+#include "smddp/results/baseline.h"
 
-namespace smddp::bench {
+namespace smddp::results {
 namespace {
 
 nlohmann::json bench_doc(double busbw) {
@@ -17,25 +17,6 @@ nlohmann::json bench_doc(double busbw) {
 }
 
 Baseline parse(const std::string& text) { return parse_baseline_section(YAML::Load(text)["baseline"], "t.yaml"); }
-
-TEST(Baseline, ReadsSmddpBenchAndNcclTestsRows) {
-  auto a = read_result_rows(bench_doc(2.5), "a.json");
-  ASSERT_EQ(a.size(), 1u);
-  EXPECT_EQ(a[0].collective, "allreduce");
-  EXPECT_EQ(a[0].ranks, 4);
-  EXPECT_EQ(a[0].hosts, 2);
-  EXPECT_EQ(a[0].memory, "host");
-  nlohmann::json nccl = {{"devices", {{{"rank", 0}, {"hostname", "a"}}, {{"rank", 1}, {"hostname", "b"}}}},
-                         {"results", {{{"size", 1048576}, {"type", "float"}, {"experiment_name", "all_reduce_perf"},
-                                       {"out_of_place", {{"bus_bw", 30.0}}}, {"in_place", {{"bus_bw", 31.0}}}}}}};
-  auto b = read_result_rows(nccl, "b.json");
-  ASSERT_EQ(b.size(), 2u);
-  EXPECT_EQ(b[0].collective, "allreduce");
-  EXPECT_EQ(b[0].dtype, "float");  // nccl-tests' name, the one the engine prints
-  EXPECT_EQ(b[0].hosts, 2);
-  EXPECT_EQ(b[1].busbw_gbps, 31.0);
-  EXPECT_THROW(read_result_rows({{"tool", "x"}}, "c.json"), UsageError);
-}
 
 TEST(Baseline, MostSpecificEntryJudgesAndGateNamesRows) {
   Baseline b = parse(
@@ -72,6 +53,20 @@ TEST(Baseline, LearnsMedianAndSpreadAndReadsItBack) {
   EXPECT_DOUBLE_EQ(back.tolerance, 0.3);
 }
 
+TEST(Baseline, RowsWithoutABusBandwidthAreNeitherJudgedNorLearned) {
+  Baseline b = parse("baseline:\n  entries:\n    - {collective: allreduce, busbw_gbps: 10}\n");
+  auto rows = read_result_rows(bench_doc(1), "a.json");
+  rows.push_back(rows[0]);
+  rows.back().busbw_gbps.reset();
+  const GateResult g = gate_rows(b, rows);
+  EXPECT_EQ(g.judged, 1);
+  EXPECT_EQ(g.failures.size(), 1u);
+  EXPECT_FALSE(judge_row(rows.back(), 10, 0.25, "x"));
+  const Baseline learned = learn_baseline(rows, 0.25);
+  ASSERT_EQ(learned.entries.size(), 1u);
+  EXPECT_EQ(learned.entries[0].samples, 1);
+}
+
 TEST(Baseline, MalformedSectionsAreUsageErrors) {
   EXPECT_THROW(parse("baseline:\n  entries:\n    - {collective: allreduce}\n"), UsageError);
   EXPECT_THROW(parse("baseline:\n  entries:\n    - {collective: allreduce, busbw_gbps: 1, bytes: lots}\n"), UsageError);
@@ -80,4 +75,4 @@ TEST(Baseline, MalformedSectionsAreUsageErrors) {
 }
 
 }  // namespace
-}  // namespace smddp::bench
+}  // namespace smddp::results

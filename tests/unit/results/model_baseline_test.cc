@@ -1,15 +1,15 @@
-// model_baseline.h: a row's prediction through its schedule, the reasons for
-// none, and the --baseline gate's wording shared with the YAML gate.
-#include "model_baseline.h"
-
+// smddp/results/model_baseline.h: a row's prediction through its schedule,
+// the reasons for none, and the --baseline gate's wording shared with the
+// YAML gate.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 
+#include "smddp/results/model_baseline.h"
 #include "smddp/schedule.h"
 #include "smddp/traits.h"
 
-namespace smddp::bench {
+namespace smddp::results {
 namespace {
 
 model::Model shm_model() {
@@ -77,6 +77,7 @@ TEST(ModelBaseline, GateUsesTheYamlGatesWording) {
   ASSERT_TRUE(p.ok);
   slow.busbw_gbps = p.busbw_gbps * 0.5;
   fast.busbw_gbps = p.busbw_gbps * 0.8;
+  mpi.busbw_gbps = p.busbw_gbps;
   mpi.backend = "mpi";
   const ModelGateResult g = gate_rows(b, {slow, fast, mpi});
   EXPECT_EQ(g.judged, 2);
@@ -91,10 +92,29 @@ TEST(ModelBaseline, GateUsesTheYamlGatesWording) {
   EXPECT_EQ(g.failures[0].text, same->text);
 }
 
+TEST(ModelBaseline, RowsWithoutABusBandwidthAreNotJudged) {
+  ModelBaseline b{"m.json", shm_model(), 0.25};
+  ResultRow slow = row(""), unmeasured = row("");
+  slow.busbw_gbps = 1e-9;
+  const ModelGateResult g = gate_rows(b, {slow, unmeasured});
+  EXPECT_EQ(g.judged, 1);
+  EXPECT_EQ(g.failures.size(), 1u);
+  EXPECT_TRUE(g.unpredicted.empty());
+}
+
+TEST(ModelBaseline, MeasuredTimeIsTheMedianWhereThereIsOne) {
+  ResultRow r = row("");
+  EXPECT_FALSE(measured_time_us(r));
+  r.time_us = 50;
+  EXPECT_EQ(measured_time_us(r), 50);
+  r.p50_us = 40;
+  EXPECT_EQ(measured_time_us(r), 40);
+}
+
 TEST(ModelBaseline, DeviationIsSlowerThanPredictedPositive) {
   EXPECT_DOUBLE_EQ(deviation_pct(110, 100), 10);
   EXPECT_DOUBLE_EQ(deviation_pct(10, 100), -90);
 }
 
 }  // namespace
-}  // namespace smddp::bench
+}  // namespace smddp::results

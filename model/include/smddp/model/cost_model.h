@@ -8,7 +8,8 @@
 //
 // with T the step's tier and flows_s(T) its flows per link on the network
 // (the link is shared) and 1 in shared memory (each core copies its own).
-// Times in microseconds, sizes in bytes.
+// Times in microseconds, sizes in bytes. Library smddp::cost_model: what
+// smddp-model fits and writes, and what smddp::results predicts rows with.
 #pragma once
 
 #include <array>

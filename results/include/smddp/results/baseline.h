@@ -2,7 +2,7 @@
 // the `baseline:` section of a preflight profile (figures derived from
 // AWS's published numbers) or a file `smddp-diag baseline learn` wrote from
 // earlier runs. smddp-bench --baseline fails the rows below it (exit 2);
-// docs/diag.md, "Baselines", gives the format.
+// docs/diag.md, "Baselines", gives the format. Rows come from rows.h.
 //
 //   baseline:
 //     tolerance: 0.25              # default for the entries: 25 % below passes
@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "smddp/results/rows.h"
 
 namespace YAML {
 class Node;
 }
 
-namespace smddp::bench {
+namespace smddp::results {
 
 struct BaselineEntry {
   // What a row must be to be judged by this entry (empty / 0: any).
@@ -53,20 +53,6 @@ Baseline parse_baseline_section(const YAML::Node& section, const std::string& or
 // A file with a top-level `baseline:` (a profile or a learned baseline).
 Baseline load_baseline(const std::string& path);
 
-// One result row, as smddp-bench ("rows") or nccl-tests ("results") wrote it.
-struct ResultRow {
-  std::string collective, dtype, backend, memory;
-  uint64_t bytes = 0;
-  int ranks = 0, hosts = 0;
-  double busbw_gbps = 0;
-  std::string placement;  // in-place / out-of-place
-  std::string algorithm;  // the one that ran (smddp-bench rows); empty: unknown, the default selector's ("auto")
-  bool uneven_hosts = false;  // hosts ran different rank counts (smddp-bench's `ranks`)
-  std::string label() const;  // "allreduce float32 1 MiB (smddp, out-of-place)"
-};
-// Every row of one results document; UsageError when it is neither format.
-std::vector<ResultRow> read_result_rows(const nlohmann::json& doc, const std::string& origin);
-
 // The entry that judges `row`: the matching one with the narrowest size range
 // and most fields given; nullptr when none matches.
 const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row);
@@ -80,6 +66,7 @@ struct GateResult {
   int judged = 0;
   std::vector<GateFailure> failures;
 };
+// Rows without a bus bandwidth are not judged.
 GateResult gate_rows(const Baseline& b, const std::vector<ResultRow>& rows);
 // One row against an expected busbw less `tolerance` (a fraction); `where`
 // names the expectation ("FILE:LINE", or a model and its prediction). The
@@ -88,9 +75,10 @@ std::optional<GateFailure> judge_row(const ResultRow& row, double expected_gbps,
                                      const std::string& where);
 
 // Median and spread of busbw per (collective, dtype, backend, memory, bytes,
-// ranks, hosts) over all rows given (several runs, several nodes' files).
+// ranks, hosts) over all rows given (several runs, several nodes' files)
+// that have a bus bandwidth.
 Baseline learn_baseline(const std::vector<ResultRow>& rows, double tolerance);
 // YAML text that load_baseline reads back; `sources` go into a comment.
 std::string baseline_to_yaml(const Baseline& b, const std::vector<std::string>& sources);
 
-}  // namespace smddp::bench
+}  // namespace smddp::results

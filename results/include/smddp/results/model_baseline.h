@@ -2,16 +2,19 @@
 // a result row: the predicted time and bus bandwidth of the algorithm that
 // ran, at the row's size and shape, or why there is none. smddp-bench uses it
 // for --model (predicted next to measured) and --baseline MODEL.json (the
-// gate); smddp-diag can reuse it (it links this library).
+// gate), smddp-diag for isolate's and preflight's --model floor. The model
+// itself (parameters, prediction over a schedule, its file) is smddp-model's
+// library smddp::cost_model, which this one links.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "baseline.h"
-#include "model.h"
+#include "smddp/model/cost_model.h"
+#include "smddp/results/baseline.h"
 
-namespace smddp::bench {
+namespace smddp::results {
 
 struct RowPrediction {
   bool ok = false;
@@ -41,13 +44,19 @@ ModelBaseline load_model_baseline(const std::string& path, const std::string& fl
 
 // The --baseline gate against a model: every row with a prediction is
 // judged (judge_row, the same wording as a YAML baseline's failures); the
-// others are counted in `unpredicted` with their reasons.
+// others are counted in `unpredicted` with their reasons. Rows without a bus
+// bandwidth are not judged.
 struct ModelGateResult : GateResult {
   std::vector<std::string> unpredicted;  // "label: reason"
 };
 ModelGateResult gate_rows(const ModelBaseline& b, const std::vector<ResultRow>& rows);
 
+// The time a row is compared with its prediction by, and fitted by
+// (smddp-model fit): the per-iteration median where there is one (-I 1),
+// which one preempted call does not move, else the row's time.
+std::optional<double> measured_time_us(const ResultRow& row);
+
 // (measured - predicted) / predicted, in percent: above 0 the row ran slower.
 double deviation_pct(double measured_us, double predicted_us);
 
-}  // namespace smddp::bench
+}  // namespace smddp::results
