@@ -89,7 +89,7 @@ def test_sources():
     _, rows = markdown_rows()
     table = {r["name"] for r in rows}
     prefixes = {n[: -len("<COLLECTIVE>")] for n in table if n.endswith("<COLLECTIVE>")}
-    config_cc = os.path.join(ARGS.source, "collectives", "src", "core", "config.cc")
+    config_cc = os.path.join(ARGS.source, "collectives", "core", "src", "core", "config.cc")
     used, problems = set(), []
     for path in source_files():
         if os.path.samefile(path, config_cc):

@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "algorithms/selector.h"
-#include "baseline.h"
 #include "preflight/profile.h"
 #include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/results/baseline.h"
 
 namespace smddp {
 namespace {
@@ -107,7 +107,7 @@ Bytes via_profile_check(const std::string& text) {
 
 Bytes via_profile_baseline(const std::string& text) {
   try {
-    const bench::Baseline b = bench::parse_baseline_section(
+    const results::Baseline b = results::parse_baseline_section(
         YAML::Load("entries:\n  - {collective: allreduce, bytes: " + yaml_quoted(text) + ", busbw_gbps: 1}\n"),
         "b.yaml");
     EXPECT_EQ(b.entries.size(), 1u);
@@ -155,7 +155,7 @@ TEST(SizesEverywhere, RefusalsGiveTheReason) {
   EXPECT_NE(message([] { (void)diag::parse_profile("checks:\n  shm_size: {min: -1G}\n", "p"); }).find("(negative)"),
             std::string::npos);
   EXPECT_NE(message([] {
-              (void)bench::parse_baseline_section(
+              (void)results::parse_baseline_section(
                   YAML::Load("entries:\n  - {collective: allreduce, bytes: 8E, busbw_gbps: 1}\n"), "b");
             }).find("(more than 2^63-1 bytes)"),
             std::string::npos);
