@@ -1,7 +1,9 @@
 #include "smddp/types.h"
 
+#include <algorithm>
 #include <array>
 
+#include "smddp/common/strings.h"
 #include "smddp/traits.h"
 
 namespace smddp {
@@ -91,20 +93,11 @@ std::optional<DataType> parse_dtype(std::string_view name) {
 }
 std::optional<ReduceOp> parse_op(std::string_view name) { return find_name(kOpNames, kOps, name); }
 bool is_network_transport(std::string_view name) {
-  std::string_view rest = kNetworkTransportChoices;
-  while (!rest.empty()) {
-    const size_t comma = rest.find(',');
-    if (rest.substr(0, comma) == name) return true;
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-  }
-  return false;
+  const auto names = common::split(kNetworkTransportChoices, ',');
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string network_transport_list() {
-  std::string out;
-  for (char c : kNetworkTransportChoices) out += c == ',' ? std::string(", ") : std::string(1, c);
-  return out;
-}
+std::string network_transport_list() { return common::join(common::split(kNetworkTransportChoices, ','), ", "); }
 
 std::optional<MemoryKind> parse_memory_kind(std::string_view name) {
   if (name == "host") return MemoryKind::Host;
