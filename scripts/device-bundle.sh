@@ -2,11 +2,15 @@
 # Builds the device bundle: one folder that runs on a bare GPU machine with
 # only the NVIDIA driver (docs/gpu.md, "The device check in one call").
 #
-#   scripts/device-bundle.sh [--build-dir DIR] [--out DIR] [--test]
+#   scripts/device-bundle.sh [--build-dir DIR | --from-build DIR] [--out DIR] [--test]
 #
 #   --build-dir DIR  the CMake build to use (default build-bundle beside
 #                    build/); configured here with CUDA on, sm_90, and the
 #                    bundle's run path, and only the bundle's targets built
+#   --from-build DIR an existing build instead, left as configured (CI's main
+#                    build): CUDA on, sm_90 among its architectures, linked
+#                    with -Wl,--disable-new-dtags; the copies' run path is
+#                    then rewritten to the bundle's
 #   --out DIR        where the bundle goes (default DIR/device-bundle)
 #   --test           then run tests/e2e/gpu/bundle_test.py on it
 #
@@ -29,11 +33,12 @@ set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-usage() { echo "usage: scripts/device-bundle.sh [--build-dir DIR] [--out DIR] [--test]" >&2; exit 64; }
-build="$SMDDP_ROOT/build-bundle" out="" run_test=0
+usage() { echo "usage: scripts/device-bundle.sh [--build-dir DIR | --from-build DIR] [--out DIR] [--test]" >&2; exit 64; }
+build="$SMDDP_ROOT/build-bundle" out="" run_test=0 reuse=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) [ $# -ge 2 ] || usage; build=$2; shift 2 ;;
+    --from-build) [ $# -ge 2 ] || usage; build=$2; reuse=1; shift 2 ;;
     --out) [ $# -ge 2 ] || usage; out=$2; shift 2 ;;
     --test) run_test=1; shift ;;
     *) usage ;;
@@ -43,20 +48,36 @@ out=${out:-$build/device-bundle}
 max_mib=48
 targets=(smddp-bench smddp-diag smddp-micro-cuda cuda_kernels_test)
 
-echo "== device bundle: build ($build, CUDA on, sm_90)"
-mkdir -p "$build"
-# '$ORIGIN' is literal: the loader expands it.
+# The run path the bundle's binaries carry; '$ORIGIN' is literal, the loader expands it.
 # shellcheck disable=SC2016
-cmake -S "$SMDDP_ROOT" -B "$build" -G Ninja -DSMDDP_WERROR=ON -DSMDDP_WITH_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG' '-DCMAKE_CUDA_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG' \
-  -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN/../lib' \
-  -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags >"$build/bundle.configure.log" 2>&1 || {
-  cat "$build/bundle.configure.log" >&2
-  echo "device-bundle.sh: cmake configure failed (CUDA and NCCL are required)" >&2
-  exit 1
-}
-cmake --build "$build" --target "${targets[@]}" fake_cuda -- -j "$(nproc)"
+bundle_rpath='$ORIGIN/../lib'
+if [ "$reuse" = 1 ]; then
+  cache=$build/CMakeCache.txt
+  if ! grep -q '^SMDDP_NCCL_LIBRARY:FILEPATH=/' "$cache" 2>/dev/null || ! grep -q -- '--disable-new-dtags' "$cache"; then
+    echo "device-bundle.sh: --from-build $build: not a CUDA build linked with -Wl,--disable-new-dtags" >&2
+    exit 64
+  fi
+  echo "== device bundle: the bundle's targets in $build"
+  cmake --build "$build" --target "${targets[@]}" fake_cuda -- -j "$(nproc)"
+  # nvcc's flags in the build: code for sm_90 among its architectures.
+  if ! grep -q 'code=\[[a-z_0-9,]*sm_90' "$build/build.ninja"; then
+    echo "device-bundle.sh: --from-build $build: the build makes no sm_90 code (CMAKE_CUDA_ARCHITECTURES)" >&2
+    exit 64
+  fi
+else
+  echo "== device bundle: build ($build, CUDA on, sm_90)"
+  mkdir -p "$build"
+  cmake -S "$SMDDP_ROOT" -B "$build" -G Ninja -DSMDDP_WERROR=ON -DSMDDP_WITH_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG' '-DCMAKE_CUDA_FLAGS_RELWITHDEBINFO=-O2 -DNDEBUG' \
+    -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON "-DCMAKE_INSTALL_RPATH=$bundle_rpath" \
+    -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags >"$build/bundle.configure.log" 2>&1 || {
+    cat "$build/bundle.configure.log" >&2
+    echo "device-bundle.sh: cmake configure failed (CUDA and NCCL are required)" >&2
+    exit 1
+  }
+  cmake --build "$build" --target "${targets[@]}" fake_cuda -- -j "$(nproc)"
+fi
 
 echo "== device bundle: assemble ($out)"
 rm -rf "$out"
@@ -84,6 +105,21 @@ for exe in "$out"/bin/*; do
     [ -e "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
   done < <(env -i ldd "$exe" | grep '=>')
 done
+# A reused build's binaries carry its own DT_RPATH (the build tree, the CUDA
+# tree): replaced in place by the bundle's, which is shorter.
+if [ "$reuse" = 1 ]; then
+  change_script=$build/bundle-rpath-change.cmake
+  # shellcheck disable=SC2016
+  echo 'file(RPATH_CHANGE FILE "${F}" OLD_RPATH "${OLD}" NEW_RPATH "${NEW}")' >"$change_script"
+  for exe in "$out"/bin/*; do
+    old_rpath=$(readelf -d "$exe" | sed -n 's/.*(RPATH).*\[\(.*\)\]$/\1/p')
+    if [ -z "$old_rpath" ]; then
+      echo "device-bundle.sh: $exe has no DT_RPATH (linked without -Wl,--disable-new-dtags)" >&2
+      exit 1
+    fi
+    cmake -DF="$exe" -DOLD="$old_rpath" -DNEW="$bundle_rpath" -P "$change_script"
+  done
+fi
 strip --strip-unneeded "$out"/bin/* "$out"/lib/*.so* 2>/dev/null || true
 # A bundled library with a run path of its own (Open MPI's point at
 # /usr/lib/x86_64-linux-gnu/openmpi/lib) would look for its dependencies

@@ -338,7 +338,7 @@ def attack(port, kind, results):
         if code != CHALLENGE:
             results[kind] = f"first frame {code}, not a challenge"
             return
-        nonce = payload[12:44]
+        version, nonce = payload[0:4], payload[12:44]  # the challenge: version, flags, nonce
         if kind == "garbage":
             s.sendall(os.urandom(64))
         elif kind == "oversized":
@@ -346,7 +346,7 @@ def attack(port, kind, results):
         elif kind == "wrong_secret":
             mine = os.urandom(32)
             payload = (struct.pack("<II", 1, 4) + wire_str(b"intruder") + wire_str(mine))
-            context = (wire_str(b"smddp-store client") + struct.pack("<I", 1) + wire_str(nonce) + wire_str(mine)
+            context = (wire_str(b"smddp-store client") + version + wire_str(nonce) + wire_str(mine)
                        + struct.pack("<II", 1, 4) + wire_str(b"intruder"))
             proof = hmac.new(b"not the job's secret at all", frame(0, context), hashlib.sha256).digest()
             s.sendall(frame(HELLO, payload + wire_str(proof)))

@@ -535,7 +535,7 @@ def test_bind():
         url = f"http://{'[::1]' if host == '::1' else host}:{port}/metrics"
         with tempfile.TemporaryDirectory() as d:
             out = os.path.join(d, "out.json")
-            cmd = [ARGS.bench, *SWEEP, "-J", out, "--prom-port", str(port), "--prom-bind", bind, "--linger", "8"]
+            cmd = [ARGS.bench, *SWEEP, "-J", out, "--prom-port", str(port), "--prom-bind", bind, "--linger", "3"]
             bench = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                      start_new_session=True)
             try:

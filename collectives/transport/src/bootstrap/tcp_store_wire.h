@@ -24,7 +24,8 @@ namespace smddp::store {
 
 inline constexpr uint32_t kMagic = 0x564b4d53;  // "SMKV"
 inline constexpr size_t kHeadBytes = 9;
-inline constexpr uint32_t kVersion = 1;
+// 2: the handshake's MACs cover length-framed fields (common/auth_frame.h).
+inline constexpr uint32_t kVersion = 2;
 // Replies may be long (a Get of every rank's value); requests an
 // authenticated client sends are at most kMaxRequest; before that, a
 // client may send only a Hello this long.
