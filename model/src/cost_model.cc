@@ -1,9 +1,9 @@
 #include "smddp/model/cost_model.h"
 
 #include <cmath>
-#include <fstream>
 
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 
 namespace smddp::model {
 namespace {
@@ -126,11 +126,10 @@ Model from_json(const nlohmann::json& j, const std::string& origin) {
 }
 
 Model load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(path + ": cannot read the model");
+  const std::string text = tools::read_input_file(path, path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
     throw UsageError(path + ": not valid JSON");
   }

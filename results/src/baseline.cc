@@ -3,10 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -15,7 +13,7 @@
 #include "smddp/common/sizes.h"
 #include "smddp/common/strings.h"
 #include "smddp/error.h"
-#include "smddp/common/sizes.h"
+#include "smddp/tools/input_file.h"
 #include "smddp/types.h"
 
 namespace smddp::results {
@@ -106,13 +104,10 @@ Baseline parse_baseline_section(const YAML::Node& section, const std::string& or
 }
 
 Baseline load_baseline(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--baseline '" + path + "': cannot read: " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = tools::read_input_file(path, "--baseline '" + path + "'");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw UsageError("baseline '" + path + "': line " + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg);
   }

@@ -1,13 +1,12 @@
 #include "smddp/results/model_baseline.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 #include "smddp/schedule.h"
 #include "smddp/traits.h"
 
@@ -51,21 +50,17 @@ RowPrediction predict_row(const model::Model& m, const ResultRow& row) {
 }
 
 bool is_model_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return false;
-  char first = 0;
-  in >> first;  // skips white space: a JSON object starts with '{'
-  if (first != '{') return false;
-  in.seekg(0);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const auto text = tools::try_read_input_file(path);
+  if (!text) return false;
+  const size_t first = text->find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || (*text)[first] != '{') return false;  // a JSON object starts with '{'
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
   return j.is_object() && j.value("format", "") == "smddp-model";
 }
 
 ModelBaseline load_model_baseline(const std::string& path, const std::string& flag, double tolerance) {
   const std::string origin = flag + " '" + path + "'";
-  std::ifstream in(path);
-  if (!in) throw UsageError(origin + ": cannot read: " + std::strerror(errno));
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const nlohmann::json j = nlohmann::json::parse(tools::read_input_file(path, origin), nullptr, false);
   if (j.is_discarded()) throw UsageError(origin + ": not valid JSON (an smddp-model file)");
   ModelBaseline b;
   b.origin = path;

@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 #include "smddp/types.h"
 
 namespace smddp::results {
@@ -189,13 +188,10 @@ std::vector<ResultRow> read_result_rows(const nlohmann::json& doc, const std::st
 }
 
 std::vector<ResultRow> read_result_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("results '" + path + "': cannot read: " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = tools::read_input_file(path, "results '" + path + "'");
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text.str());
+    doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw UsageError("results '" + path + "': not JSON: " + e.what());
   }

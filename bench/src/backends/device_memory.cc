@@ -1,6 +1,5 @@
 #include "backends/device_memory.h"
 
-#include <dlfcn.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "backends/mpi_tuned.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/tools/nvml.h"
 
 namespace smddp::bench {
 namespace {
@@ -253,24 +253,17 @@ int cuda_device_count(std::string* why) {
 
 namespace {
 
-// nvmlDeviceGetCount_v2 through dlopen (NVML's documented ABI; no header is
-// installed here); -1 when NVML cannot be loaded or initialised.
+// NVML's device count (common/'s loader); -1 when NVML cannot be loaded,
+// initialised or asked.
 int nvml_gpus() {
-  void* lib = dlopen(config::text("SMDDP_NVML_LIBRARY").c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return -1;
-  using Init = int (*)();
-  using Count = int (*)(unsigned*);
-  auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-  auto count = reinterpret_cast<Count>(dlsym(lib, "nvmlDeviceGetCount_v2"));
-  auto shutdown = reinterpret_cast<Init>(dlsym(lib, "nvmlShutdown"));
-  int n = -1;
-  if (init && count && init() == 0) {
-    unsigned u = 0;
-    if (count(&u) == 0) n = static_cast<int>(u);
-    if (shutdown) shutdown();
+  std::string why;
+  const auto nvml = tools::Nvml::open(config::text("SMDDP_NVML_LIBRARY"), &why);
+  if (!nvml) return -1;
+  try {
+    return nvml->device_count();
+  } catch (const Error&) {
+    return -1;
   }
-  dlclose(lib);
-  return n;
 }
 
 // Lines "GPU <i>: ..." of `nvidia-smi -L`; -1 when it cannot be run.

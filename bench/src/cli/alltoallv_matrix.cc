@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 
 namespace smddp::bench {
 
@@ -36,8 +36,7 @@ size_t CountMatrix::largest_buffer() const {
 
 std::vector<uint64_t> load_weights(const std::string& path) {
   const std::string what = "--alltoallv-matrix '" + path + "'";
-  std::ifstream in(path);
-  if (!in) throw UsageError(what + ": cannot be read");
+  std::istringstream in(tools::read_input_file(path, what));
   std::vector<uint64_t> out;
   size_t width = 0, rows = 0, lineno = 0;
   std::string line;

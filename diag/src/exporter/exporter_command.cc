@@ -36,7 +36,7 @@ class ExporterCommand final : public Command {
 
   void validate() override {
     root_ = SystemRoot::from_option(global_.sysfs_root);
-    Nvml::check_library_option(global_.nvml_library);
+    nvml_library(global_.nvml_library);  // refuses an unreadable file before any work
     const size_t colon = listen_.rfind(':');
     if (colon == std::string::npos) throw UsageError("--listen '" + listen_ + "' is not ADDRESS:PORT");
     bind_ = listen_.substr(0, colon);
@@ -62,7 +62,7 @@ class ExporterCommand final : public Command {
     telemetry::MetricsServerOptions server_options;
     server_options.name = "smddp-diag exporter";
     telemetry::MetricsServer server(bind_, port_, registry, server_options);
-    NodeSampler sampler(*registry, root_, Nvml::library_name(global_.nvml_library), report_);
+    NodeSampler sampler(*registry, root_, nvml_library(global_.nvml_library), report_);
     sampler.sample();
     if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(server.port()) + "\n");
     std::cout << "smddp-diag exporter: serving " << server.url() << std::endl;

@@ -47,8 +47,7 @@ class PreflightCommand final : public Command {
 
   void validate() override {
     setup_.root = SystemRoot::from_option(global_.sysfs_root);
-    Nvml::check_library_option(global_.nvml_library);
-    setup_.nvml_library = Nvml::library_name(global_.nvml_library);
+    setup_.nvml_library = nvml_library(global_.nvml_library);
     setup_.profile = load_profile(profile_name_);
     select_checks(setup_.profile, only_, skip_);
     setup_.only = only_;

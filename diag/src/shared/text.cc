@@ -99,28 +99,4 @@ std::optional<std::string> cpu_mask_to_list(std::string_view mask) {
   return join(ranges, ",");
 }
 
-std::optional<std::string> normalize_busid(std::string_view busid) {
-  const std::string s(trim(busid));
-  // [domain:]bus:device.function, hex fields.
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t i = 0; i <= s.size(); ++i) {
-    if (i == s.size() || s[i] == ':' || s[i] == '.') {
-      parts.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  if (parts.size() == 3) parts.insert(parts.begin(), "0");
-  if (parts.size() != 4) return std::nullopt;
-  if (s.find('.') == std::string::npos || s.rfind('.') < s.rfind(':')) return std::nullopt;
-  std::array<uint64_t, 4> v{};
-  for (size_t i = 0; i < 4; ++i) {
-    auto x = parse_hex(parts[i]);
-    if (!x || parts[i].empty() || parts[i].size() > 8) return std::nullopt;
-    v[i] = *x;
-  }
-  if (v[0] > 0xffff || v[1] > 0xff || v[2] > 0x1f || v[3] > 7) return std::nullopt;
-  return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", v[0], v[1], v[2], v[3]);
-}
-
 }  // namespace smddp::diag

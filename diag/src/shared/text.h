@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "smddp/common/strings.h"
+#include "smddp/tools/pci.h"
 
 namespace smddp::diag {
 
@@ -35,8 +36,7 @@ std::string shell_quote(std::string_view word);
 // nullopt for text that is not a mask.
 std::optional<std::string> cpu_mask_to_list(std::string_view mask);
 
-// PCI bus id in canonical lower-case "dddd:bb:dd.f"; accepts NVML's
-// "00000000:10:1C.0" and bare "10:1c.0". nullopt when malformed.
-std::optional<std::string> normalize_busid(std::string_view busid);
+// PCI bus ids ("dddd:bb:dd.f") are common/'s (smddp/tools/pci.h).
+using tools::normalize_busid;
 
 }  // namespace smddp::diag

@@ -1,82 +1,23 @@
-// NVML loaded at run time with dlopen: no NVML header or link dependency, so
-// the tools build everywhere and say plainly when a host has no NVIDIA
-// driver. The library is SMDDP_NVML_LIBRARY or --nvml-library when given
-// (tests point it at a stand-in), else libnvidia-ml.so.1.
+// NVML for the diag commands. The one loader is common/'s
+// (smddp/tools/nvml.h), named here; which library to load is diag's.
 #pragma once
 
-#include <cstdint>
-#include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
+
+#include "smddp/tools/nvml.h"
 
 namespace smddp::diag {
 
-// nvmlClocksThrottleReasons bits, by the names profiles use.
-struct ThrottleReason {
-  std::string_view name;
-  uint64_t bit;
-};
-const std::vector<ThrottleReason>& throttle_reasons();
-std::vector<std::string> throttle_reason_names(uint64_t mask);
+using tools::GpuSample;
+using tools::Nvml;
+using tools::NvmlSnapshot;
+using tools::take_nvml_snapshot;
+using tools::throttle_reason_names;
+using tools::throttle_reasons;
+using tools::ThrottleReason;
 
-// One GPU as NVML reports it. A field NVML does not support on this GPU
-// stays empty; any other NVML failure is listed in `errors`.
-struct GpuSample {
-  int index = 0;
-  std::string name, uuid, busid;  // busid canonical "0000:10:1c.0"
-  std::optional<int> sm;          // compute capability x10 (80: sm_80)
-  std::optional<unsigned> temperature_c;
-  std::optional<uint64_t> ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
-  std::optional<unsigned> retired_pages_sbe, retired_pages_dbe;
-  std::optional<bool> retired_pages_pending;
-  std::optional<unsigned> remapped_rows_correctable, remapped_rows_uncorrectable;
-  std::optional<bool> remap_pending, remap_failed;
-  std::optional<uint64_t> throttle_reasons;
-  std::optional<double> utilization_ratio;  // 0..1
-  std::optional<uint64_t> memory_total_bytes, memory_used_bytes;
-  std::optional<double> power_watts;
-  std::vector<std::string> errors;
-};
-
-class Nvml {
- public:
-  // The library to load: the option, else SMDDP_NVML_LIBRARY, else libnvidia-ml.so.1.
-  static std::string library_name(const std::string& option);
-  // Throws UsageError when an explicitly named library file does not exist.
-  static void check_library_option(const std::string& option);
-
-  // Loads and initialises NVML. nullptr when that fails, with the reason in
-  // *why_not ("libnvidia-ml.so.1: cannot open shared object file ...").
-  static std::unique_ptr<Nvml> open(const std::string& library, std::string* why_not);
-  ~Nvml();
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
-
-  const std::string& library() const { return library_; }
-  std::string driver_version() const;
-  // Number of GPUs; throws smddp::Error when NVML fails.
-  int device_count() const;
-  // Identity and every health/utilization field of GPU `index`.
-  GpuSample sample(int index) const;
-
-  struct Api;
-
- private:
-  Nvml(void* handle, std::string library, std::unique_ptr<Api> api);
-  void* handle_ = nullptr;
-  std::string library_;
-  std::unique_ptr<Api> api_;
-};
-
-// A whole-host snapshot, for topo and preflight.
-struct NvmlSnapshot {
-  bool available = false;
-  std::string message;  // why NVML is unavailable, or "NVML <driver> via <library>"
-  std::string driver_version;
-  std::vector<GpuSample> gpus;
-};
-NvmlSnapshot take_nvml_snapshot(const std::string& library);
+// --nvml-library when given, else SMDDP_NVML_LIBRARY (libnvidia-ml.so.1 by
+// default). Throws UsageError when that names a file that cannot be read.
+std::string nvml_library(const std::string& option);
 
 }  // namespace smddp::diag

@@ -28,14 +28,14 @@ class TopoCommand final : public Command {
   void validate() override {
     if (!hwloc_xml_.empty() && !nccl_xml_.empty()) throw UsageError("--hwloc-xml and --nccl-topo exclude each other");
     root_ = SystemRoot::from_option(global_.sysfs_root);
-    Nvml::check_library_option(global_.nvml_library);
+    nvml_library(global_.nvml_library);  // refuses an unreadable file before any work
     // Loading a file is part of checking the input: a malformed one is a usage error.
     if (!hwloc_xml_.empty()) topo_ = load_hwloc_xml(hwloc_xml_);
     if (!nccl_xml_.empty()) topo_ = load_nccl_xml(nccl_xml_);
   }
 
   int run() override {
-    if (hwloc_xml_.empty() && nccl_xml_.empty()) topo_ = discover_host(root_, Nvml::library_name(global_.nvml_library));
+    if (hwloc_xml_.empty() && nccl_xml_.empty()) topo_ = discover_host(root_, nvml_library(global_.nvml_library));
     // Warnings also go to stderr, where a script sees them beside --json.
     for (const auto& w : topo_.warnings) std::cerr << "smddp-diag topo: warning: " << w << "\n";
     if (json_) {

@@ -178,7 +178,8 @@ def test_flag():
 
 
 def test_bad_input():
-    """A bad model or tolerance: exit 64, one line from rank 0, no file written, before any work."""
+    """A bad model or tolerance, or a --model/--baseline that is a directory, FIFO or endless device: exit 64,
+    one line from rank 0, no file written, before any work."""
     with tempfile.TemporaryDirectory() as d:
         good = os.path.join(d, "m.json")
         write(good, model_doc([1, 0.001, 0, 1]))
@@ -191,7 +192,15 @@ def test_bad_input():
         text = os.path.join(d, "text.json")
         with open(text, "w") as f:
             f.write("{not json")
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)  # no writer: a blocking open would hang the run
         cases = [
+            (["--model", d], "a directory"),
+            (["--model", fifo], "not a regular file"),
+            (["--model", "/dev/zero"], "not a regular file"),
+            (["--baseline", d], "a directory"),
+            (["--baseline", fifo], "not a regular file"),
+            (["--baseline", "/dev/zero"], "not a regular file"),
             (["--model", no_tier], "tier"),
             (["--model", negative], "beta_us_per_byte"),
             (["--model", text], "not valid json"),
