@@ -16,6 +16,7 @@
 #include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 
 #ifndef SMDDP_DIAG_PROFILE_DIR
 #define SMDDP_DIAG_PROFILE_DIR ""
@@ -228,9 +229,7 @@ Profile load_profile(const std::string& name_or_path) {
                                    known.empty() ? "none found" : join({known.begin(), known.end()}, ", ")));
     }
   }
-  auto text = read_file(path);
-  if (!text) throw UsageError(fmt::format("profile '{}': cannot read: {}", path, std::strerror(errno)));
-  Profile p = parse_profile(*text, path);
+  Profile p = parse_profile(tools::read_input_file(path, "profile '" + path + "'"), path);
   p.path = path;
   if (p.name.empty()) p.name = fs::path(path).stem().string();
   return p;

@@ -11,6 +11,7 @@
 #include "smddp/common/strings.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 
 namespace smddp::diag {
 
@@ -31,14 +32,7 @@ SystemRoot SystemRoot::from_option(const std::string& option) {
 
 std::string SystemRoot::path(const std::string& absolute) const { return root_ + absolute; }
 
-std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return s.str();
-}
+std::optional<std::string> read_file(const std::string& path) { return tools::try_read_input_file(path); }
 
 std::optional<std::string> read_line(const std::string& path) {
   std::ifstream in(path);

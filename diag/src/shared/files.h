@@ -27,7 +27,8 @@ class SystemRoot {
   std::string root_;  // without trailing slash; empty for "/"
 };
 
-// The file's content, or nullopt when it cannot be read.
+// The file's content, or nullopt when it cannot be read (tools::try_read_input_file:
+// a regular file, bounded, never a blocking open).
 std::optional<std::string> read_file(const std::string& path);
 // The first line without trailing whitespace, or nullopt.
 std::optional<std::string> read_line(const std::string& path);

@@ -20,6 +20,7 @@
 #include "shared/text.h"
 #include "shared/xml.h"
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 #include "system/cuda_probe.h"
 #include "system/devices.h"
 #include "system/nvml.h"
@@ -295,13 +296,7 @@ bool hwloc_loads_in_child(const std::string& path) {
 }  // namespace
 
 Topology load_hwloc_xml(const std::string& path) {
-  std::ifstream probe(path);
-  if (!probe) throw UsageError("--hwloc-xml '" + path + "': cannot read: " + std::strerror(errno));
-  // A directory opens as a stream and fails only when read.
-  if (std::error_code ec; std::filesystem::is_directory(path, ec)) {
-    throw UsageError("--hwloc-xml '" + path + "': is a directory");
-  }
-  const std::string text((std::istreambuf_iterator<char>(probe)), std::istreambuf_iterator<char>());
+  const std::string text = tools::read_input_file(path, "--hwloc-xml '" + path + "'");
   try {
     check_hwloc_document(parse_xml(text), path);
   } catch (const UsageError& e) {

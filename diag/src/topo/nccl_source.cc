@@ -24,6 +24,7 @@
 #include "shared/text.h"
 #include "shared/xml.h"
 #include "smddp/error.h"
+#include "smddp/tools/input_file.h"
 #include "system/devices.h"
 #include "topo/sources.h"
 
@@ -213,11 +214,10 @@ class NcclReader {
 }  // namespace
 
 Topology load_nccl_xml(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) throw UsageError("--nccl-topo '" + path + "': cannot read: " + std::strerror(errno));
+  const std::string text = tools::read_input_file(path, "--nccl-topo '" + path + "'");
   XmlElement root;
   try {
-    root = parse_xml(*text);
+    root = parse_xml(text);
   } catch (const UsageError& e) {
     throw UsageError("--nccl-topo '" + path + "': " + e.what());
   }

@@ -21,7 +21,15 @@ def bad_input(tmp):
     hw = os.path.join(tmp, "good.xml")
     fixtures.write_hwloc_xml(hw)
     truncated = write("truncated.xml", open(hw).read()[:5000])
+    fifo = os.path.join(bad, "fifo")
+    os.mkfifo(fifo)  # no writer: a blocking open would hang the tool
     cases = [
+        # Special files where a file is read: refused at once, never read (tools::read_input_file).
+        (["preflight", "--profile", fifo], "not a regular file"),
+        (["preflight", "--profile", "/dev/zero"], "not a regular file"),
+        (["topo", "--hwloc-xml", fifo], "not a regular file"),
+        (["topo", "--nccl-topo", "/dev/zero"], "not a regular file"),
+        (["topo", "--nccl-topo", tmp], "a directory"),
         (["preflight", "--profile", write("malformed.yaml", "name: x\nchecks: [memlock: {min: 1\n")], "malformed YAML"),
         (["preflight", "--profile", write("unknown.yaml", "checks:\n  gpu_temp: {max_celsius: 80}\n")], "unknown check 'gpu_temp'"),
         (["preflight", "--profile", write("param.yaml", "checks:\n  memlock: {minimum: 1MiB}\n")], "unknown parameter 'minimum'"),
@@ -44,7 +52,7 @@ def bad_input(tmp):
         (["preflight", "--profile", "local", "--json", "/nonexistent/dir/r.json"], "does not exist"),
         (["preflight"], "--profile is required"),
         (["topo", "--hwloc-xml", os.path.join(tmp, "nope.xml")], "cannot read"),
-        (["topo", "--hwloc-xml", tmp], "is a directory"),
+        (["topo", "--hwloc-xml", tmp], "a directory"),
         (["topo", "--hwloc-xml", write("garbage.xml", "this is not xml\n")], "not a valid hwloc XML topology"),
         (["topo", "--hwloc-xml", truncated], "not a valid hwloc XML topology"),
         (["topo", "--nccl-topo", os.path.join(tmp, "nope.xml")], "cannot read"),
