@@ -7,25 +7,6 @@ set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# ---- the sanitizer and fuzz builds, beside the tests ----
-# Both are CPU-bound where the main tests mostly wait (deadlines, namespaces,
-# servers), so they are built while the tests run, at idle priority
-# (SCHED_IDLE: a core only when no test wants it), in a process group of
-# their own that ends with this script. Their output: $side_log.
-asan_dir="$SMDDP_BUILD_DIR-asan" fuzz_dir="$SMDDP_BUILD_DIR-fuzz" side_log="$SMDDP_BUILD_DIR-side-builds.log"
-side_builds() {
-  echo "== sanitizer build ($asan_dir)"
-  configure_and_build "$asan_dir" -DSMDDP_WERROR=ON -DSMDDP_SANITIZE=ON -DSMDDP_BUILD_TOOLS=OFF \
-    -DSMDDP_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
-  # A clang-16 build of the libFuzzer targets only (fuzz/, ASan + UBSan).
-  "$SMDDP_ROOT/scripts/fuzz.sh" --build-only --build-dir "$fuzz_dir"
-}
-# test.sh --side-builds: those two builds alone (started below).
-if [ "${1:-}" = "--side-builds" ]; then
-  side_builds
-  exit
-fi
-
 # Each phase's wall time, printed as it ends and again at the close, so a
 # slow suite shows where its time went (CI's budget: docs/testing.md).
 phase_start=$SECONDS phase_name="" phase_times=()
@@ -54,13 +35,7 @@ phase "install dependencies"
 phase "main build"
 "$SMDDP_ROOT/scripts/build.sh" --build-dir "$SMDDP_BUILD_DIR" -- -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_EXE_LINKER_FLAGS=-Wl,--disable-new-dtags
-# The sanitizer and fuzz builds start now, beside the tests (above).
-setsid --wait chrt --idle 0 "${BASH_SOURCE[0]}" --side-builds >"$side_log" 2>&1 &
-side_pid=$!
-# shellcheck disable=SC2064  # the pid is known now
-trap "kill -- -$side_pid 2>/dev/null || true; finish" EXIT
-
-phase "tests (sanitizer and fuzz builds beside them, idle priority)"
+phase "tests"
 echo "== tests"
 # Most tests wait more than they compute: three at a time on two cores.
 # Those that time or shape things are RUN_SERIAL and run alone.
@@ -77,15 +52,11 @@ else
   echo "== device bundle: skipped (the main build has no CUDA)"
 fi
 
-phase "sanitizer and fuzz builds (what the tests left of them)"
-echo "== sanitizer and fuzz builds"
-if ! wait "$side_pid"; then
-  tail -40 "$side_log" >&2
-  echo "test.sh: the sanitizer or fuzz build failed (whole log: $side_log)" >&2
-  exit 1
-fi
-grep -E '^== ' "$side_log" || true
-
+asan_dir="$SMDDP_BUILD_DIR-asan"
+phase "sanitizer build"
+echo "== sanitizer build ($asan_dir)"
+configure_and_build "$asan_dir" -DSMDDP_WERROR=ON -DSMDDP_SANITIZE=ON -DSMDDP_BUILD_TOOLS=OFF \
+  -DSMDDP_WITH_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
 phase "sanitizer tests"
 echo "== sanitizer tests"
 # Open MPI's own allocations are not ours to chase: leaks off, errors on.
@@ -93,8 +64,9 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir "$asan_dir" --output-on-failure --timeout 900 -j 3 -L 'unit|mpi'
 
 # ---- fuzzing (docs/testing.md, "Fuzzing") ----
-# Each target for 10 s over a copy of its seed corpus, one per core at a
-# time; any finding fails the suite. The build above is up to date.
+# A clang-16 build of the libFuzzer targets only (fuzz/, ASan + UBSan), then
+# each target for 10 s over a copy of its seed corpus, one per core at a
+# time; any finding fails the suite.
 phase "fuzzing"
 echo "== fuzzing"
-timeout 900 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 10 --build-dir "$fuzz_dir"
+timeout 1800 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 10 --build-dir "$SMDDP_BUILD_DIR-fuzz"
