@@ -51,6 +51,8 @@ if [ -n "$prefix" ]; then
   install -D -m 0755 "$SMDDP_ROOT/scripts/sagemaker/read_config.py" "$share/sagemaker/read_config.py"
   install -D -m 0755 "$SMDDP_ROOT/scripts/slurm/smddp-bench.sbatch" "$share/slurm/smddp-bench.sbatch"
   install -D -m 0755 "$SMDDP_ROOT/scripts/slurm/prolog-preflight.sh" "$share/slurm/prolog-preflight.sh"
+  # The Python tools' shared input/output module (smddp-report, read_config.py, node-health).
+  install -D -m 0644 "$SMDDP_ROOT/common/python/smddp_safeio.py" "$prefix/share/smddp/python/smddp_safeio.py"
   # smddp-report: the entry finds its package under ../share/smddp/report.
   install -D -m 0755 "$SMDDP_ROOT/report/smddp-report" "$prefix/bin/smddp-report"
   for f in "$SMDDP_ROOT"/report/smddp_report/*.py "$SMDDP_ROOT"/report/smddp_report/*.js \

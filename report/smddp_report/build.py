@@ -6,6 +6,8 @@ import json
 import os
 from html import escape
 
+from smddp_safeio import finite_json, read_text
+
 from . import UsageError, svg
 from .inputs import backends_of, per_iteration, row_nranks
 
@@ -427,9 +429,8 @@ def build(docs, chartjs_path, title):
     for d in docs:
         if d.kind == "verdicts":
             _verdicts(page, d)
-    with open(chartjs_path, encoding="utf-8") as f:
-        chartjs = f.read()
-    data = json.dumps({"charts": page.charts}, separators=(",", ":")).replace("</", "<\\/")
+    chartjs = read_text(chartjs_path, "chart library")
+    data = json.dumps(finite_json({"charts": page.charts}), separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en" data-status="loading">

@@ -1,10 +1,11 @@
 """Command line: smddp-report RESULTS.json... [-o report.html] and
 smddp-report compare BASE NEW [--threshold PCT] [--alpha A] [--markdown]."""
 import argparse
-import os
 import sys
 
-from . import EXIT_USAGE, UsageError, build, compare, inputs
+from smddp_safeio import check_writable, decimal_arg, run_main, write_atomically
+
+from . import UsageError, build, compare, inputs
 
 REPORT_USAGE = "smddp-report RESULTS.json... [-o report.html] [--title TEXT] [--chartjs FILE]"
 COMPARE_USAGE = "smddp-report compare BASE.json NEW.json [--threshold PCT] [--alpha A] [--markdown]"
@@ -26,16 +27,11 @@ def report_main(argv):
     p.add_argument("--chartjs", help="Chart.js UMD file to inline (default: libjs-chart.js under "
                                      "/usr/share/javascript/chart.js/; env SMDDP_REPORT_CHARTJS)")
     a = p.parse_args(argv)
+    check_writable(a.output, "report")  # before any work
     chartjs = build.find_chartjs(a.chartjs)
     docs = inputs.label_docs([inputs.load(path) for path in a.inputs])
     text = build.build(docs, chartjs, a.title)
-    tmp = a.output + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, a.output)  # never a half-written report
-    except OSError as e:
-        raise UsageError(f"{a.output}: {e.strerror}") from None
+    write_atomically(a.output, text, "report")  # never a half-written report
     kinds = ", ".join(f"{sum(d.kind == k for d in docs)} {k}" for k in ("bench", "fabric", "verdicts", "model")
                       if any(d.kind == k for d in docs))
     print(f"smddp-report: wrote {a.output} ({len(text) // 1024} KiB; {kinds})", file=sys.stderr)
@@ -49,13 +45,11 @@ def compare_main(argv):
                            "that cannot be compared.")
     p.add_argument("base", metavar="BASE.json")
     p.add_argument("new", metavar="NEW.json")
-    p.add_argument("--threshold", type=float, default=10.0, metavar="PCT",
+    p.add_argument("--threshold", type=decimal_arg("--threshold", 0, 1e6, "percent"), default=10.0, metavar="PCT",
                    help="how much slower a row may get before it counts (percent, default 10)")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the test (default 0.05)")
+    p.add_argument("--alpha", type=decimal_arg("--alpha", 0, 1), default=0.05, help="significance level of the test (default 0.05)")
     p.add_argument("--markdown", action="store_true", help="print a Markdown table (for CI comments)")
     a = p.parse_args(argv)
-    if not a.threshold >= 0:
-        raise UsageError(f"--threshold {a.threshold}: expected a percentage of 0 or more")
     if not 0 < a.alpha < 1:
         raise UsageError(f"--alpha {a.alpha}: expected a number between 0 and 1")
     base, new = inputs.load(a.base), inputs.load(a.new)
@@ -65,12 +59,11 @@ def compare_main(argv):
     return compare.exit_code(results)
 
 
+def _dispatch(argv):
+    if argv and argv[0] == "compare":
+        return compare_main(argv[1:])
+    return report_main(argv)
+
+
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        if argv and argv[0] == "compare":
-            return compare_main(argv[1:])
-        return report_main(argv)
-    except UsageError as e:
-        print(f"smddp-report: {e}", file=sys.stderr)
-        return EXIT_USAGE
+    return run_main("smddp-report", _dispatch, argv)

@@ -8,22 +8,57 @@ Kinds:
   verdicts  smddp-diag preflight / isolate --json (per-node "nodes" verdicts)
   model     smddp-model predictions (tool "smddp-model", rows with "predicted_us")
 """
-import json
 import os
 
-from . import UsageError
+from smddp_safeio import Anything, Int, List, Num, Obj, Opt, Str, UsageError, check_shape, load_json
 
-BENCH_REQUIRED = {"collective": str, "bytes": int, "backend": str, "time_us": (int, float)}
+# The keys and types the report and compare read; others are ignored, so
+# newer writers keep working. Bounds keep every picture and table finite.
+MAX_RANKS = 1 << 20
+MAX_MATRIX_RANKS = 1024  # a link matrix is ranks x ranks cells
+BYTES = Int(0, 1 << 62)
+MICROSECONDS = Num(0, 1e15)  # about 30 years
+
+BENCH_ROW = Obj({
+    "collective": Str(64), "bytes": BYTES, "backend": Str(64), "time_us": MICROSECONDS,
+    "dtype?": Str(64), "op?": Str(64), "root?": Int(-1, MAX_RANKS), "algorithm?": Opt(Str(128)),
+    "placement?": Str(64), "nranks?": Int(1, MAX_RANKS), "iterations?": Int(0, 1 << 62),
+    "busbw_gbps?": Opt(Num(0)), "algbw_gbps?": Opt(Num(0)), "ratio?": Opt(Num(0)), "roof_fraction?": Opt(Num()),
+    "wrong?": Opt(Num()),
+    "per_iteration?": Opt(Obj({k + "?": Opt(MICROSECONDS) for k in ("min_us", "p50_us", "p95_us", "p99_us", "max_us")}
+                              | {"cv?": Opt(Num()), "samples_us?": List(MICROSECONDS)})),
+    "straggler?": Opt(Obj({"rank?": Int(0, MAX_RANKS), "host?": Str(), "slower_pct?": Num(-1e6, 1e12)})),
+})
+BENCH = Obj({
+    "rows": List(BENCH_ROW), "tool?": Str(), "nranks?": Int(1, MAX_RANKS), "nnodes?": Int(1, MAX_RANKS),
+    "devices?": Opt(Obj({})), "argv?": List(Anything()), "ranks?": List(Obj({"rank?": Int(0, MAX_RANKS), "host?": Str()})),
+    "options?": Obj({"backends?": List(Anything())}), "host_memory_bandwidth_gbps?": Opt(Num(0)),
+})
+MODEL = Obj({
+    "rows": List(Obj({"collective": Str(64), "bytes": BYTES, "predicted_us": Num(), "measured_us?": Opt(Num()),
+                      "nranks?": Int(1, MAX_RANKS), "backend?": Str(64), "algorithm?": Opt(Str(128)),
+                      "dtype?": Str(64), "op?": Str(64), "placement?": Str(64)})),
+    "argv?": List(Anything()),
+})
+CHECK = Obj({"name": Str(), "status?": Str(64), "reason?": Anything()})
+VERDICTS = Obj({
+    "nodes": List(Obj({"host?": Str(), "label?": Str(), "checks?": Opt(List(CHECK)), "ranks?": List(Anything())})),
+    "profile?": Opt(Str()), "timestamp_ms?": Opt(Num(0, 1e14)), "argv?": List(Anything()),
+})
+LINK = Obj({"a": Int(0, MAX_MATRIX_RANKS - 1), "b": Int(0, MAX_MATRIX_RANKS - 1),
+            "latency_us?": Opt(Num()), "bandwidth_gbs?": Opt(Num())})
+FABRIC = Obj({
+    "pingpong?": Opt(Obj({"ranks": Int(0, MAX_MATRIX_RANKS), "links": List(LINK), "hosts?": List(Str()),
+                          "flagged?": List(Obj({"a?": Int(), "b?": Int(), "reason?": Str()}))})),
+    "argv?": List(Anything()),
+})
+SHAPES = {"bench": BENCH, "model": MODEL, "verdicts": VERDICTS, "fabric": FABRIC}
 
 
 class Doc:
     def __init__(self, path, kind, data):
         self.path, self.kind, self.data = path, kind, data
         self.label = os.path.splitext(os.path.basename(path))[0]
-
-
-def _number(x):
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _kind(data):
@@ -44,33 +79,9 @@ def _kind(data):
     return None
 
 
-def _check_bench(path, data):
-    for i, row in enumerate(data["rows"]):
-        if not isinstance(row, dict):
-            raise UsageError(f"{path}: rows[{i}] is not an object")
-        for key, typ in BENCH_REQUIRED.items():
-            value = row.get(key)
-            if not isinstance(value, typ) or isinstance(value, bool):
-                raise UsageError(f"{path}: rows[{i}] has no valid '{key}' (a smddp-bench results row needs "
-                                 f"{', '.join(BENCH_REQUIRED)})")
-        pi = row.get("per_iteration")
-        if pi is not None and not isinstance(pi, dict):
-            raise UsageError(f"{path}: rows[{i}].per_iteration is not an object")
-
-
-def _check_model(path, data):
-    rows = data.get("rows")
-    if not isinstance(rows, list):
-        raise UsageError(f"{path}: smddp-model document without a 'rows' list")
-    for i, row in enumerate(rows):
-        if not (isinstance(row, dict) and isinstance(row.get("collective"), str) and isinstance(row.get("bytes"), int)
-                and _number(row.get("predicted_us"))):
-            raise UsageError(f"{path}: rows[{i}] needs 'collective', 'bytes' and a number 'predicted_us'")
-
-
 def _check_verdicts(path, data):
     for i, node in enumerate(data["nodes"]):
-        if not isinstance(node, dict) or not isinstance(node.get("host", node.get("label")), str):
+        if not isinstance(node.get("host", node.get("label")), str):
             raise UsageError(f"{path}: nodes[{i}] has no 'host'")
         if not isinstance(node.get("healthy"), bool) and not isinstance(node.get("verdict"), str):
             raise UsageError(f"{path}: nodes[{i}] has neither 'healthy' nor 'verdict'")
@@ -78,33 +89,21 @@ def _check_verdicts(path, data):
 
 def _check_fabric(path, data):
     pp = data.get("pingpong")
-    if pp is None:
-        return
-    if not isinstance(pp.get("ranks"), int) or not isinstance(pp.get("links"), list):
-        raise UsageError(f"{path}: pingpong needs 'ranks' and 'links'")
-    for i, link in enumerate(pp["links"]):
-        if not (isinstance(link, dict) and isinstance(link.get("a"), int) and isinstance(link.get("b"), int)):
-            raise UsageError(f"{path}: pingpong.links[{i}] needs ranks 'a' and 'b'")
+    for i, link in enumerate(pp["links"] if pp else []):
+        if max(link["a"], link["b"]) >= pp["ranks"]:
+            raise UsageError(f"{path}: pingpong.links[{i}]: rank {max(link['a'], link['b'])} of a matrix of "
+                             f"{pp['ranks']} ranks")
 
 
 def load(path):
     """Returns a Doc; raises UsageError (exit 64) with one line saying why not."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a results document (not UTF-8 text)") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise UsageError(f"{path}: not a results document (not JSON: line {e.lineno}: {e.msg})") from None
+    data = load_json(path, "results")
     kind = _kind(data)
     if kind is None:
         raise UsageError(f"{path}: not a results document (expected smddp-bench -J, smddp-diag fabric/preflight/"
                          f"isolate --json or smddp-model JSON)")
-    {"bench": _check_bench, "model": _check_model, "verdicts": _check_verdicts, "fabric": _check_fabric}[kind](path, data)
+    check_shape(data, SHAPES[kind], f"{path}: {kind} document")
+    {"verdicts": _check_verdicts, "fabric": _check_fabric}.get(kind, lambda p, d: None)(path, data)
     return Doc(path, kind, data)
 
 

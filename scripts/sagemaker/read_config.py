@@ -12,29 +12,28 @@ current_host, interface, instance_type, hosts (array), hp_bench_args (array),
 hp_profile, hp_preflight. A missing or malformed description is one line on
 stderr and exit 64, before anything starts.
 """
-import json
 import os
 import re
 import shlex
 import sys
 
+# smddp_safeio: beside this file once installed (share/smddp/python), or in the source tree's common/python.
+_HERE = os.path.dirname(os.path.realpath(__file__))
+sys.path[:0] = [os.path.join(_HERE, "..", "..", "python"), os.path.join(_HERE, "..", "..", "common", "python")]
+from smddp_safeio import UsageError, load_json as _load_json, parse_json, run_main  # noqa: E402
+
+MAX_CONFIG_BYTES = 1 << 20  # SageMaker's files are a few KiB
+MAX_HOSTS = 10000  # far above SageMaker's largest training cluster
 HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]{0,252}$")
 IFACE_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,15}$")
 
 
 def fail(message):
-    print(f"sagemaker-entry: {message}", file=sys.stderr)
-    sys.exit(64)
+    raise UsageError(message)
 
 
 def load_json(path, what):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        fail(f"{path} is not valid JSON ({e.msg} at line {e.lineno} column {e.colno}): fix or remove the {what}")
-    except OSError as e:
-        fail(f"cannot read {path}: {e.strerror}")
+    return _load_json(path, what, max_bytes=MAX_CONFIG_BYTES)
 
 
 def from_resource_config(path):
@@ -52,10 +51,9 @@ def from_environment():
     raw_hosts, current = os.environ.get("SM_HOSTS"), os.environ.get("SM_CURRENT_HOST")
     if not raw_hosts or not current:
         return None
-    try:
-        hosts = json.loads(raw_hosts)
-    except json.JSONDecodeError as e:
-        fail(f"SM_HOSTS is not a JSON list of host names ({e.msg}): {raw_hosts!r}")
+    if len(raw_hosts) > MAX_CONFIG_BYTES:
+        fail(f"SM_HOSTS: longer than {MAX_CONFIG_BYTES >> 20} MiB")
+    hosts = parse_json(raw_hosts, "SM_HOSTS (a JSON list of host names)")
     iface = os.environ.get("SM_NETWORK_INTERFACE_NAME", "eth0")
     return current, hosts, iface, os.environ.get("SM_CURRENT_INSTANCE_TYPE", ""), "SM_HOSTS/SM_CURRENT_HOST"
 
@@ -63,15 +61,18 @@ def from_environment():
 def validate(current, hosts, iface, instance_type, source):
     if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
         fail(f"{source}: 'hosts' must be a non-empty list of host names")
+    if len(hosts) > MAX_HOSTS:
+        fail(f"{source}: {len(hosts)} hosts: at most {MAX_HOSTS}")
     for h in hosts:
         if not HOST_RE.match(h):
-            fail(f"{source}: host name {h!r} is not a valid host name")
+            fail(f"{source}: host name {h[:300]!r} is not a valid host name")
     if len(set(hosts)) != len(hosts):
-        fail(f"{source}: 'hosts' lists a host twice: {hosts}")
+        twice = sorted({h for h in hosts if hosts.count(h) > 1})
+        fail(f"{source}: 'hosts' lists a host twice: {', '.join(twice[:5])}")
     if not isinstance(current, str) or current not in hosts:
-        fail(f"{source}: current_host {current!r} is not one of the hosts {hosts}")
+        fail(f"{source}: current_host {str(current)[:300]!r} is not one of the {len(hosts)} hosts")
     if not isinstance(iface, str) or not IFACE_RE.match(iface):
-        fail(f"{source}: network_interface_name {iface!r} is not an interface name")
+        fail(f"{source}: network_interface_name {str(iface)[:300]!r} is not an interface name")
     if not isinstance(instance_type, str):
         fail(f"{source}: current_instance_type must be a string")
 
@@ -86,11 +87,12 @@ def hyperparameters(config_dir):
     # SageMaker passes every hyperparameter as a string.
     bench = doc.get("bench-args", "")
     profile = doc.get("preflight-profile", "")
-    preflight = str(doc.get("preflight", "true")).lower()
+    preflight = doc.get("preflight", "true")
     if not isinstance(bench, str) or not isinstance(profile, str):
         fail(f"{path}: bench-args and preflight-profile must be strings")
+    preflight = str(preflight).lower() if isinstance(preflight, (str, bool)) else None
     if preflight not in ("true", "false", "1", "0"):
-        fail(f"{path}: preflight must be true or false, not {preflight!r}")
+        fail(f"{path}: preflight must be true or false")
     try:
         words = shlex.split(bench)
     except ValueError as e:
@@ -98,10 +100,10 @@ def hyperparameters(config_dir):
     return words, profile, "0" if preflight in ("false", "0") else "1"
 
 
-def main():
-    if len(sys.argv) != 2:
+def main(argv):
+    if len(argv) != 1:
         fail("usage: read_config.py CONFIG_DIR")
-    config_dir = sys.argv[1]
+    config_dir = argv[0]
     path = os.path.join(config_dir, "resourceconfig.json")
     if os.path.exists(path):
         cluster = from_resource_config(path)
@@ -121,7 +123,8 @@ def main():
     print("hp_bench_args=(" + " ".join(q(w) for w in bench) + ")")
     print(f"hp_profile={q(profile)}")
     print(f"hp_preflight={q(preflight)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_main("sagemaker-entry", main))

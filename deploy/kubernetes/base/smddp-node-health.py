@@ -31,7 +31,8 @@ expire: the RBAC of deploy/kubernetes/base/node-preflight.yaml.
 
 Exit: 0 the node was labelled (whatever its health); 64 bad usage or an
 unreadable token/CA; 70 the API server refused (401, 403, ...), timed out or
-could not be reached. Python 3 standard library only.
+could not be reached. Python 3 standard library and smddp's smddp_safeio
+(installed with smddp under share/smddp/python; the image has it).
 """
 import argparse
 import json
@@ -45,6 +46,20 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+PROG = "smddp-node-health"
+_HERE = os.path.dirname(os.path.realpath(__file__))
+# The ConfigMap holds this file alone: smddp_safeio comes from the image's
+# install (/usr/local), $SMDDP_PYTHON_DIR, or the source tree (tests).
+sys.path[:0] = [d for d in (os.environ.get("SMDDP_PYTHON_DIR"), _HERE, "/usr/local/share/smddp/python",
+                            os.path.join(_HERE, "..", "..", "..", "common", "python")) if d]
+try:
+    from smddp_safeio import (UsageError, decimal_arg, integer_arg, load_json, parse_json, read_text,  # noqa: E402
+                              run_main)
+except ImportError:
+    print(f"{PROG}: smddp_safeio.py not found (install smddp with scripts/build.sh --install, or set "
+          "SMDDP_PYTHON_DIR)", file=sys.stderr)
+    sys.exit(70)
+
 PREFIX = "smddp.io/"
 RESULT = PREFIX + "preflight-result"
 VALID_TILL = PREFIX + "preflight-valid-till-sec"
@@ -56,11 +71,10 @@ TAINT = {"key": TAINT_KEY, "value": "failed", "effect": "NoSchedule"}
 LABELS = (RESULT, VALID_TILL, PROFILE, FAILED)
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 CONFLICT_ATTEMPTS = 3  # 409: another writer changed the node between GET and PATCH
-PROG = "smddp-node-health"
-
-
-class UsageError(Exception):
-    pass
+MAX_TTL = 10 * 365 * 86400  # valid-till stays a 10-digit label value
+MAX_WAIT = 1e7  # seconds, as the C++ tools' timeouts
+MAX_SECRET_BYTES = 1 << 20  # a token or CA bundle is a few KiB
+MAX_ANSWER_BYTES = 64 << 20  # a node list of a large cluster
 
 
 class Parser(argparse.ArgumentParser):
@@ -94,17 +108,16 @@ class Api:
             self.base = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
         if not re.match(r"^https?://[^/]+$", self.base):
             raise UsageError(f"--api-server '{self.base}': expected http(s)://HOST[:PORT]")
-        try:
-            with open(args.token_file, encoding="utf-8") as f:
-                self.token = f.read().strip()
-        except OSError as e:
-            raise UsageError(f"service-account token {args.token_file}: {e.strerror}")
+        self.token = read_text(args.token_file, "service-account token", MAX_SECRET_BYTES).strip()
+        if not self.token or not self.token.isprintable():
+            raise UsageError(f"service-account token {args.token_file}: empty or not one line of text")
         self.context = None
         if self.base.startswith("https://"):
+            ca = read_text(args.ca_file, "CA", MAX_SECRET_BYTES)
             try:
-                self.context = ssl.create_default_context(cafile=args.ca_file)
-            except (OSError, ssl.SSLError) as e:
-                raise UsageError(f"CA {args.ca_file}: {e}")
+                self.context = ssl.create_default_context(cadata=ca)
+            except (ssl.SSLError, ValueError) as e:
+                raise UsageError(f"CA {args.ca_file}: no usable PEM certificate ({e})") from None
         self.timeout = args.timeout
 
     def request(self, method, path, body=None, query=None):
@@ -118,12 +131,22 @@ class Api:
         what = f"{method} {path}"
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=self.context) as resp:
-                return json.loads(resp.read() or b"{}")
+                answer = resp.read(MAX_ANSWER_BYTES + 1)
+            if len(answer) > MAX_ANSWER_BYTES:
+                raise ApiError(f"{what}: an answer larger than {MAX_ANSWER_BYTES >> 20} MiB")
+            doc = parse_json(answer.decode("utf-8", "replace") or "{}", f"{what}: the answer")
+            if not isinstance(doc, dict):
+                raise ApiError(f"{what}: the answer is not a JSON object")
+            return doc
+        except UsageError as e:
+            raise ApiError(str(e)) from None
         except urllib.error.HTTPError as e:
             message = e.reason
             try:
-                message = json.loads(e.read()).get("message") or message
-            except (ValueError, OSError, AttributeError):
+                body = parse_json(e.read(1 << 16).decode("utf-8", "replace"), "status")
+                if isinstance(body, dict) and isinstance(body.get("message"), str):
+                    message = body["message"]
+            except (UsageError, OSError):
                 pass
             hint = {401: " (the service-account token was rejected)",
                     403: " (the service account's RBAC does not allow this)"}.get(e.code, "")
@@ -139,16 +162,27 @@ class Api:
             raise ApiError(f"{what}: {e}") from None
 
 
+def _items(obj, key):
+    """obj[key] when obj is an object and that is a list of objects, else []."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return [x for x in value if isinstance(x, dict)] if isinstance(value, list) else []
+
+
 def read_report(path):
-    """(profile, [(check, reason)] of failed checks) from a smddp-diag JSON report, or (None, None)."""
+    """(profile, [(check, reason)] of failed checks) from a smddp-diag JSON
+    report, or (None, None) when there is none usable (a FIFO, a directory,
+    not JSON, ...): the exit code alone then says pass or fail."""
     try:
-        with open(path, encoding="utf-8") as f:
-            report = json.load(f)
-        failed = [(c["name"], c.get("reason", "")) for node in report.get("nodes", [])
-                  for c in node.get("checks", []) if c.get("status") == "fail"]
-        return report.get("profile"), failed
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        report = load_json(path, "preflight report")
+    except UsageError:
         return None, None
+    if not isinstance(report, dict):
+        return None, None
+    failed = [(c["name"], c.get("reason") if isinstance(c.get("reason"), str) else "")
+              for node in _items(report, "nodes") for c in _items(node, "checks")
+              if c.get("status") == "fail" and isinstance(c.get("name"), str)]
+    profile = report.get("profile")
+    return (profile if isinstance(profile, str) else None), failed
 
 
 def outcome(exit_code, report_path):
@@ -198,18 +232,22 @@ def label_node(api, node, exit_code, report, ttl):
 
 def expire(api):
     """Removes the result labels of nodes whose valid-till has passed (the taint stays)."""
-    nodes = api.request("GET", "/api/v1/nodes", query={"labelSelector": VALID_TILL}).get("items", [])
+    nodes = _items(api.request("GET", "/api/v1/nodes", query={"labelSelector": VALID_TILL}), "items")
     now = int(time.time())
     for item in nodes:
-        meta = item.get("metadata") or {}
-        till = (meta.get("labels") or {}).get(VALID_TILL, "")
-        if till.isdigit() and int(till) > now:
+        meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        till = labels.get(VALID_TILL, "")
+        till = till if isinstance(till, str) else ""
+        if not isinstance(meta.get("name"), str):
+            continue
+        if till.isdigit() and len(till) <= 12 and int(till) > now:
             continue
         body = {"metadata": {"resourceVersion": meta.get("resourceVersion"),
                              "labels": {k: None for k in LABELS}, "annotations": {REASON: None}}}
         try:
             # The resourceVersion: a node relabelled since the list keeps its fresh result.
-            api.request("PATCH", "/api/v1/nodes/" + urllib.parse.quote(meta.get("name", ""), safe=""), body)
+            api.request("PATCH", "/api/v1/nodes/" + urllib.parse.quote(meta["name"], safe=""), body)
             print(f"{PROG}: {meta.get('name')}: preflight result expired (valid till {till or '?'}), labels removed")
         except Conflict:
             pass
@@ -222,17 +260,21 @@ def parse(argv):
     common.add_argument("--api-server", help="API server URL (default https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT)")
     common.add_argument("--token-file", default=f"{SA_DIR}/token")
     common.add_argument("--ca-file", default=f"{SA_DIR}/ca.crt")
-    common.add_argument("--timeout", type=float, default=10.0, help="seconds per API request (default 10)")
+    common.add_argument("--timeout", type=decimal_arg("--timeout", 0, 3600, "seconds"), default=10.0,
+                        help="seconds per API request (default 10)")
     node = Parser(add_help=False)
     node.add_argument("--node", default=os.environ.get("NODE_NAME"), help="node to label (default $NODE_NAME)")
     node.add_argument("--report", default="/var/lib/smddp/preflight.json", help="smddp-diag preflight --json report")
-    node.add_argument("--ttl", type=int, default=86400, help="seconds the result stays valid (default 86400)")
+    node.add_argument("--ttl", type=integer_arg("--ttl", 1, MAX_TTL), default=86400,
+                      help="seconds the result stays valid (default 86400)")
     node.add_argument("--expire", action="store_true", help="then remove expired results of every node")
     run = sub.add_parser("run", parents=[common, node], help="run the preflight, then label the node")
-    run.add_argument("--preflight-timeout", type=float, default=3600.0)
+    run.add_argument("--preflight-timeout", type=decimal_arg("--preflight-timeout", 0, MAX_WAIT, "seconds"),
+                     default=3600.0)
     run.add_argument("preflight", nargs=argparse.REMAINDER, help="-- PREFLIGHT_COMMAND...")
     lab = sub.add_parser("label", parents=[common, node], help="label the node from a finished preflight")
-    lab.add_argument("--exit-code", type=int, required=True, help="the preflight's exit code")
+    lab.add_argument("--exit-code", type=integer_arg("--exit-code", 0, 255), required=True,
+                     help="the preflight's exit code")
     sub.add_parser("expire", parents=[common], help="remove expired results")
     args = p.parse_args(argv)
     if args.command == "run":
@@ -242,28 +284,25 @@ def parse(argv):
     if args.command != "expire":
         if not args.node:
             raise UsageError(f"{args.command}: no node: pass --node or set NODE_NAME")
-        if args.ttl <= 0:
-            raise UsageError(f"--ttl {args.ttl}: must be positive")
-    if args.timeout <= 0:
-        raise UsageError(f"--timeout {args.timeout:g}: must be positive")
+        if len(args.node) > 253 or not re.fullmatch(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?", args.node):
+            raise UsageError(f"--node {args.node[:300]!r}: not a Kubernetes node name")
+    for flag, value in (("--timeout", args.timeout), ("--preflight-timeout", getattr(args, "preflight_timeout", 1))):
+        if value <= 0:
+            raise UsageError(f"{flag} {value:g}: must be positive")
     return args
 
 
 def main(argv):
-    try:
-        args = parse(argv)
-        api = Api(args)
-    except UsageError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 64
-    except SystemExit as e:  # --help
-        return e.code
+    args = parse(argv)
+    api = Api(args)
     try:
         if args.command == "run":
             try:
                 code = subprocess.run(args.preflight, timeout=args.preflight_timeout).returncode
             except FileNotFoundError:
                 code = 127
+            except OSError:  # not executable, as a shell says it
+                code = 126
             except subprocess.TimeoutExpired:
                 code = 124
             label_node(api, args.node, code, args.report, args.ttl)
@@ -278,4 +317,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_main(PROG, main))

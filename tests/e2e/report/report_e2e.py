@@ -395,7 +395,7 @@ def report_bad_input(tmp):
     cases = {
         "other.json": ('{"hello": "world"}', "not a results document"),
         "broken.json": ('{"tool": "smddp-bench", "rows": [', "not JSON"),
-        "badrow.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce"}]}', "rows[0] has no valid"),
+        "badrow.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce"}]}', "rows[0]: 'bytes' is missing"),
         "list.json": ("[1, 2]", "not a results document"),
     }
     for name, (content, why) in cases.items():
@@ -416,6 +416,97 @@ def report_bad_input(tmp):
     for args in (["compare", pre], ["compare", pre, pre, "--threshold", "x"], ["--bogus", pre], []):
         r = report(*args, expect=64)
         check(len(r.stderr.strip().splitlines()) == 1, f"usage {args}: one line", r.stderr)
+
+
+BENCH_DOC = {"tool": "smddp-bench", "nranks": 2, "rows": [
+    {"collective": "allreduce", "bytes": 1024, "backend": "smddp", "time_us": 5.0, "busbw_gbps": 0.2},
+    {"collective": "allreduce", "bytes": 4096, "backend": "smddp", "time_us": 9.0, "busbw_gbps": 0.5}]}
+
+
+def one_line_64(r, why, what):
+    lines = r.stderr.strip().splitlines()
+    check(r.returncode == 64 and len(lines) == 1 and why in r.stderr and "Traceback" not in r.stderr,
+          f"{what}: exit 64, one line saying '{why}'", f"exit {r.returncode}\n{r.stderr}")
+
+
+def hostile_run(args, timeout=20):
+    return run([sys.executable, ARGS.report, *args], timeout=timeout)
+
+
+@test
+def report_hostile_input(tmp):
+    """issue 36's classes for smddp-report: special files as inputs and
+    outputs, non-finite and huge numbers, deep nesting, invalid UTF-8, wrong
+    types, out-of-range indexes, hex and non-finite options; each one line
+    and exit 64, no file replaced, no temporary left, no hang."""
+    good = os.path.join(tmp, "good.json")
+    json.dump(BENCH_DOC, open(good, "w"))
+    out = os.path.join(tmp, "out.html")
+    # Inputs that are not regular files: refused at once, a FIFO without a writer too.
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    for path, why in ((fifo, "not a regular file"), (tmp, "a directory"), ("/dev/zero", "not a regular file")):
+        one_line_64(hostile_run([path, "-o", out]), why, f"input {path}")
+        one_line_64(hostile_run(["compare", good, path]), why, f"compare input {path}")
+    # Documents: what each breaks, and the words that say so.
+    texts = {
+        "nan.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce", "bytes": 8, "backend": "smddp", '
+                     '"time_us": NaN}]}', "NaN"),
+        "inf.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce", "bytes": 8, "backend": "smddp", '
+                     '"time_us": 1e999}]}', "overflows"),
+        "huge.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce", "bytes": 1' + "0" * 30 +
+                      ', "backend": "smddp", "time_us": 1}]}', "out of range"),
+        "deep.json": ('{"tool": "smddp-bench", "rows": [], "x": ' + "[" * 5000 + "]" * 5000 + "}", "nested deeper"),
+        "surrogate.json": ('{"tool": "smddp-bench", "rows": [{"collective": "\\ud800", "bytes": 8, '
+                           '"backend": "smddp", "time_us": 1}]}', "surrogate"),
+        "type.json": ('{"tool": "smddp-bench", "rows": [{"collective": "allreduce", "bytes": 8, "backend": "smddp", '
+                      '"time_us": 1, "straggler": {"rank": [1]}}]}', "straggler.rank: expected a whole number"),
+        "ranks.json": ('{"tool": "smddp-bench", "nranks": 99999999999, "rows": []}', "out of range"),
+        "index.json": ('{"pingpong": {"ranks": 2, "links": [{"a": 0, "b": 7, "latency_us": 1}]}}', "rank 7"),
+        "matrix.json": ('{"pingpong": {"ranks": 100000, "links": []}}', "out of range"),
+        "stamp.json": ('{"tool": "smddp-diag preflight", "timestamp_ms": 1e300, "nodes": [{"host": "h", '
+                       '"healthy": true}]}', "timestamp_ms"),
+    }
+    for name, (text, why) in texts.items():
+        path = os.path.join(tmp, name)
+        open(path, "w").write(text)
+        one_line_64(hostile_run([path, "-o", out]), why, name)
+    bad_utf8 = os.path.join(tmp, "latin1.json")
+    open(bad_utf8, "wb").write(b'{"tool": "smddp-bench\xff", "rows": []}')
+    one_line_64(hostile_run([bad_utf8, "-o", out]), "not UTF-8", "invalid UTF-8")
+    check(not os.path.exists(out), "no report from any bad input")
+    # Options: decimal and finite only.
+    for value in ("nan", "inf", "0x10", "1e999", "-1"):
+        one_line_64(hostile_run(["compare", good, good, "--threshold", value]), "--threshold", f"--threshold {value}")
+    for value in ("nan", "0x1p-3", "1", "0"):
+        one_line_64(hostile_run(["compare", good, good, "--alpha", value]), "--alpha", f"--alpha {value}")
+    # Outputs, as smddp-bench's atomic writer: a device is written in place,
+    # never replaced (as root -o /dev/null would replace the system's).
+    null_before = os.stat("/dev/null")
+    r = hostile_run([good, "-o", "/dev/null"])
+    check(r.returncode == 0 and os.stat("/dev/null").st_rdev == null_before.st_rdev and
+          not os.path.exists("/dev/null.tmp"), "-o /dev/null writes into the device, replaces nothing", r.stderr)
+    # A symbolic link is written through: the link stays, its target is the report.
+    target = os.path.join(tmp, "target.html")
+    open(target, "w").write("old")
+    link = os.path.join(tmp, "link.html")
+    os.symlink("target.html", link)
+    r = hostile_run([good, "-o", link])
+    check(r.returncode == 0 and os.path.islink(link) and "<!DOCTYPE html>" in open(target).read(),
+          "-o through a symbolic link writes its target and keeps the link", r.stderr)
+    # A hard-linked file is refused: replacing it would split the links.
+    hard = os.path.join(tmp, "hard.html")
+    os.link(target, hard)
+    before = open(target).read()
+    one_line_64(hostile_run([good, "-o", hard]), "hard links", "-o a hard-linked file")
+    check(open(target).read() == before, "the hard-linked file is unchanged")
+    # A FIFO with no reader: refused, no wait, no temporary.
+    one_line_64(hostile_run([good, "-o", fifo]), "no reader", "-o a FIFO without a reader")
+    one_line_64(hostile_run([good, "-o", tmp]), "directory", "-o a directory")
+    one_line_64(hostile_run([good, "-o", os.path.join(tmp, "missing", "r.html")]), "does not exist",
+                "-o into a missing directory")
+    left = [n for n in os.listdir(tmp) if ".tmp" in n]
+    check(not left, "no temporary file left behind", str(left))
 
 
 def script(command, log, timeout=180):
