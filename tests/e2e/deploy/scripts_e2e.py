@@ -185,16 +185,28 @@ def test_sagemaker_bad_config():
     good = {"current_host": "algo-1", "hosts": ["algo-1"], "network_interface_name": "lo"}
     cases = [
         (None, {}, "no ", "resourceconfig.json and no SM_HOSTS"),
-        ('{"current_host": "algo-1", "hosts": ["algo-1",', {}, "is not valid JSON", "line 1"),
+        ('{"current_host": "algo-1", "hosts": ["algo-1",', {}, "not JSON", "line 1"),
         ("[1, 2]", {}, "expected a JSON object", ""),
         (json.dumps({"hosts": ["algo-1"]}), {}, "'current_host' is missing", ""),
         (json.dumps(dict(good, hosts=[])), {}, "'hosts' must be a non-empty list", ""),
-        (json.dumps(dict(good, current_host="algo-9")), {}, "current_host 'algo-9' is not one of the hosts", ""),
+        (json.dumps(dict(good, current_host="algo-9")), {}, "current_host 'algo-9' is not one of the 1 hosts", ""),
         (json.dumps(dict(good, hosts=["algo-1", "algo-1"])), {}, "lists a host twice", ""),
         (json.dumps(dict(good, hosts=["algo-1", "bad host"])), {}, "is not a valid host name", ""),
         (json.dumps(dict(good, network_interface_name="nosuch0")), {}, "'nosuch0' is not a network interface", ""),
         (json.dumps(good), {"SM_NUM_GPUS": "eight"}, "SM_NUM_GPUS='eight'", ""),
-        (None, {"SM_HOSTS": "algo-1", "SM_CURRENT_HOST": "algo-1"}, "SM_HOSTS is not a JSON list", ""),
+        (None, {"SM_HOSTS": "algo-1", "SM_CURRENT_HOST": "algo-1"}, "SM_HOSTS (a JSON list", "not JSON"),
+        # Hostile input (issue 36): no traceback, no hang, one line.
+        ('{"current_host": "algo-1", "hosts": ' + "[" * 3000 + "]" * 3000 + "}", {}, "nested deeper", ""),
+        ('{"current_host": "algo-1", "hosts": ["algo-1"], "x": NaN}', {}, "NaN", ""),
+        ('{"current_host": "algo-1", "hosts": ["algo-1"], "x": 1e999}', {}, "overflows", ""),
+        ('{"current_host": "\\ud800", "hosts": ["algo-1"]}', {}, "surrogate", ""),
+        (b'{"current_host": "algo-1\xff", "hosts": ["algo-1"]}', {}, "not UTF-8", ""),
+        (json.dumps(dict(good, hosts=[f"algo-{i}" for i in range(20000)])), {}, "at most 10000", ""),
+        (json.dumps(dict(good, current_host=["algo-1"])), {}, "is not one of the", ""),
+        ("FIFO", {}, "not a regular file", ""),
+        ("DIR", {}, "a directory", ""),
+        (None, {"SM_HOSTS": '["algo-1", NaN]', "SM_CURRENT_HOST": "algo-1"}, "NaN", ""),
+        (None, {"SM_HOSTS": "[" * 5000, "SM_CURRENT_HOST": "algo-1"}, "SM_HOSTS", ""),
     ]
     with tempfile.TemporaryDirectory() as d:
         bins = f"{d}/bin"
@@ -202,13 +214,21 @@ def test_sagemaker_bad_config():
         for i, (text, extra, needle, needle2) in enumerate(cases):
             ml = f"{d}/ml{i}"
             os.makedirs(f"{ml}/input/config")
-            if text is not None:
-                write(f"{ml}/input/config/resourceconfig.json", text)
+            config = f"{ml}/input/config/resourceconfig.json"
+            if text == "FIFO":
+                os.mkfifo(config)  # no writer: a blocking open would wait forever
+            elif text == "DIR":
+                os.makedirs(config)
+            elif isinstance(text, bytes):
+                open(config, "wb").write(text)
+            elif text is not None:
+                write(config, text)
             env = clean_env(PATH=f"{bins}:{os.environ['PATH']}", SMDDP_SM_WORK_DIR=f"{d}/w", **extra)
             r = subprocess.run([os.path.join(ARGS.root, "scripts/sagemaker-entry.sh"), "--ml-root", ml],
                                env=env, capture_output=True, text=True, timeout=60)
             lines = r.stderr.strip().splitlines()
-            if r.returncode != 64 or len(lines) != 1 or needle not in lines[0] or needle2 not in lines[0]:
+            if r.returncode != 64 or len(lines) != 1 or needle not in lines[0] or needle2 not in lines[0] \
+                    or "Traceback" in r.stderr:
                 fail(f"case {i}: exit {r.returncode}, stderr {r.stderr!r}; expected 64 and {needle!r}")
             if not lines[0].startswith("sagemaker-entry: ") or r.stdout:
                 fail(f"case {i}: unexpected output {r.stdout!r} {r.stderr!r}")
@@ -219,6 +239,23 @@ def test_sagemaker_bad_config():
         r = entry(f"{d}/empty", env)
         if r.returncode != 0 or "algo-2 follows the leader algo-1" not in r.stdout:
             fail(f"SM_HOSTS fallback: exit {r.returncode} {r.stdout} {r.stderr}")
+        # Hyperparameters: a FIFO, a wrong type, deep nesting.
+        for i, (hyper, needle) in enumerate((("FIFO", "not a regular file"), ('{"preflight": [true]}', "preflight"),
+                                             ('{"bench-args": 5}', "must be strings"),
+                                             ("[" * 4000, "nested deeper"))):
+            ml = f"{d}/hp{i}"
+            os.makedirs(f"{ml}/input/config")
+            write(f"{ml}/input/config/resourceconfig.json", json.dumps(good))
+            if hyper == "FIFO":
+                os.mkfifo(f"{ml}/input/config/hyperparameters.json")
+            else:
+                write(f"{ml}/input/config/hyperparameters.json", hyper)
+            env = clean_env(PATH=f"{bins}:{os.environ['PATH']}", SMDDP_SM_WORK_DIR=f"{d}/w")
+            r = subprocess.run([os.path.join(ARGS.root, "scripts/sagemaker-entry.sh"), "--ml-root", ml],
+                               env=env, capture_output=True, text=True, timeout=60)
+            lines = r.stderr.strip().splitlines()
+            if r.returncode != 64 or len(lines) != 1 or needle not in r.stderr or "Traceback" in r.stderr:
+                fail(f"hyperparameters {hyper[:20]!r}: exit {r.returncode}, stderr {r.stderr!r}; expected 64, {needle!r}")
     print(f"{len(cases)} bad configurations refused with 64; SM_HOSTS fallback works")
 
 

@@ -395,6 +395,54 @@ def test_usage():
     expect_exit(r, 70, "https://127.0.0.1:9")
 
 
+def test_hostile_input():
+    """issue 36: overflowing, non-finite and hex numbers, special files as the
+    token, CA and report: one line and 64 (or, for the report, a label from
+    the exit code alone), never a traceback or a wait."""
+    d = tempfile.mkdtemp()
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    base = ["label", "--node", "n1", "--exit-code", "0", "--api-server", "http://127.0.0.1:9"]
+    for extra, needle in ((["--ttl", "99999999999999999999999"], "--ttl"), (["--ttl", "0x10"], "--ttl"),
+                          (["--timeout", "nan"], "--timeout"), (["--timeout", "inf"], "--timeout"),
+                          (["--timeout", "1e999"], "--timeout"), (["--timeout", "0x10"], "--timeout"),
+                          (["--exit-code", "1e3"], "--exit-code"), (["--exit-code", "256"], "--exit-code"),
+                          (["--node", "N 1"], "--node"), (["--token-file", fifo], "not a regular file"),
+                          (["--token-file", d], "a directory"), (["--token-file", "/dev/zero"], "not a regular file")):
+        r, _, _ = script(None, d, *base, *extra)
+        expect_exit(r, 64, needle)
+        if "Traceback" in r.stderr:
+            fail(f"{extra}: a traceback")
+    r, _, _ = script(None, d, "run", "--node", "n1", "--preflight-timeout", "inf", "--", "true")
+    expect_exit(r, 64, "--preflight-timeout")
+    ca = os.path.join(d, "ca.crt")
+    with open(ca, "w") as f:
+        f.write("not a certificate\n")
+    r, _, _ = script(None, d, "expire", "--token-file", os.path.join(d, "token"), "--ca-file", ca,
+                     "--api-server", "https://127.0.0.1:9")
+    expect_exit(r, 64, "no usable PEM certificate")
+    r, _, _ = script(None, d, "expire", "--token-file", os.path.join(d, "token"), "--ca-file", fifo,
+                     "--api-server", "https://127.0.0.1:9")
+    expect_exit(r, 64, "not a regular file")
+    # A report that is a FIFO, deep, non-finite or mistyped: the exit code alone decides.
+    bad = {"fifo": None, "deep": "[" * 5000 + "]" * 5000, "nan": '{"nodes": [{"checks": [{"name": NaN}]}]}',
+           "types": '{"profile": ["x"], "nodes": {"checks": 1}}'}
+    for name, text in bad.items():
+        path = fifo if text is None else os.path.join(d, name + ".json")
+        if text is not None:
+            with open(path, "w") as f:
+                f.write(text)
+        fake = Fake([node("n1")])
+        try:
+            r, _, _ = script(fake, d, "label", "--node", "n1", "--report", path, "--exit-code", "1")
+        finally:
+            fake.close()
+        expect_exit(r, 0)
+        patch = fake.patches()[-1]["body"]["metadata"]["labels"]
+        if patch.get(P + "preflight-result") != "fail" or "Traceback" in r.stderr:
+            fail(f"report {name}: labels {patch} stderr {r.stderr!r}")
+
+
 def main():
     global ARGS
     p = argparse.ArgumentParser()
