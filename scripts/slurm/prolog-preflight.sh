@@ -29,7 +29,8 @@ PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
 export PATH
 
 config=${SMDDP_PREFLIGHT_CONFIG:-/etc/smddp/preflight.env}
-if [ -r "$config" ]; then
+# A regular file only: sourcing a FIFO would wait forever.
+if [ -f "$config" ] && [ -r "$config" ]; then
   # shellcheck source=/dev/null
   . "$config"
 fi
@@ -58,7 +59,16 @@ if ! mkdir -p "$log_dir" 2>/dev/null || [ ! -w "$log_dir" ]; then
   exit 0
 fi
 log_file=$log_dir/preflight.log
-case $keep in '' | *[!0-9]*) log "SMDDP_PREFLIGHT_KEEP='$keep' is not a number; keeping 10"; keep=10 ;; esac
+# Decimal and bounded: the rotation below counts down from it.
+case $keep in
+  '' | *[!0-9]* | ?????*) log "SMDDP_PREFLIGHT_KEEP='$keep' is not a number 0..9999; keeping 10"; keep=10 ;;
+  *) keep=$((10#$keep)) ;;
+esac
+timeout_s=${SMDDP_PREFLIGHT_TIMEOUT:-120}
+case $timeout_s in
+  '' | *[!0-9]* | ???????*) log "SMDDP_PREFLIGHT_TIMEOUT='$timeout_s' is not whole seconds 1..999999; using 120"; timeout_s=120 ;;
+esac
+[ "$((10#$timeout_s))" -gt 0 ] || { log "SMDDP_PREFLIGHT_TIMEOUT=0: using 120"; timeout_s=120; }
 if ! mkdir -p "$prom_dir" 2>/dev/null; then
   log "cannot create $prom_dir: no preflight.prom"
   prom_dir=
@@ -76,7 +86,7 @@ if [ "$keep" -gt 0 ] && [ -e "$report" ]; then mv -f "$report" "$report.1"; else
 args=(preflight -p "${SMDDP_PREFLIGHT_PROFILE:-local}" --json "$report" --print-drain)
 [ -n "$prom_dir" ] && args+=(--prom-textfile "$prom_dir/preflight.prom")
 rc=0
-output=$(timeout "${SMDDP_PREFLIGHT_TIMEOUT:-120}" "$diag" "${args[@]}" 2>&1) || rc=$?
+output=$(timeout "$((10#$timeout_s))" "$diag" "${args[@]}" 2>&1) || rc=$?
 # The node's line ("HOST | ERROR: ...") or the error of a run that failed.
 summary=$(printf '%s\n' "$output" | grep -v -e '^[[:space:]]*$' -e '^scontrol update ' | tail -n 1)
 log "exit=$rc $summary"

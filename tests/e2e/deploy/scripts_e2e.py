@@ -358,6 +358,23 @@ def test_slurm_prolog():
             log = open(f"{d}/log/preflight.log").read()
             if f"job=42 node=node7 exit={diag_rc}" not in log:
                 fail(f"log: {log!r}")
+    # Hostile settings (issue 36): a FIFO as the config file, a huge keep count,
+    # timeouts that are not whole seconds. The prolog neither hangs nor drains.
+    for extra in ({"SMDDP_PREFLIGHT_CONFIG": "FIFO"}, {"SMDDP_PREFLIGHT_KEEP": "99999999999999999999"},
+                  {"SMDDP_PREFLIGHT_TIMEOUT": "0x10"}, {"SMDDP_PREFLIGHT_TIMEOUT": "inf"},
+                  {"SMDDP_PREFLIGHT_TIMEOUT": "1e300"}):
+        with tempfile.TemporaryDirectory() as d:
+            bins = slurm_fakes(d, 0)
+            if extra.get("SMDDP_PREFLIGHT_CONFIG") == "FIFO":
+                os.mkfifo(f"{d}/config.env")
+                extra = {"SMDDP_PREFLIGHT_CONFIG": f"{d}/config.env"}
+            env = clean_env(PATH=f"{bins}:{os.environ['PATH']}", SLURMD_NODENAME="node7", SLURM_JOB_ID="42",
+                            SMDDP_BIN_DIR=bins, SMDDP_PREFLIGHT_DRAIN="1", SMDDP_PREFLIGHT_LOG_DIR=f"{d}/log",
+                            **{"SMDDP_PREFLIGHT_CONFIG": f"{d}/none.env", **extra})
+            r = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=30)
+            got = calls(d)
+            if r.returncode != 0 or not got or not got[0].startswith("smddp-diag preflight"):
+                fail(f"{extra}: exit {r.returncode}, calls {got}\n{r.stderr}")
     print(f"prolog: {len(cases)} cases drain exactly when enabled and unhealthy")
 
 
