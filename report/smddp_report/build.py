@@ -16,6 +16,7 @@ CHARTJS_CANDIDATES = ("/usr/share/javascript/chart.js/chart.umd.js", "/usr/share
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#7f7f7f",
            "#bcbd22")
 HERE = os.path.dirname(os.path.abspath(__file__))
+MAX_RANK_ROWS = 512
 
 
 def find_chartjs(explicit):
@@ -212,20 +213,22 @@ def _bench_group(page, group, items, many_runs):
                 k = (s["rank"], r["bytes"])
                 worst[k] = max(worst.get(k, 0), s["slower_pct"])
         vmax = max(worst.values(), default=0)
+        # Every rank a row of the picture up to a few hundred; past that, the stragglers' ranks only.
+        shown = range(nranks) if nranks <= MAX_RANK_ROWS else sorted({k for k, _ in worst})
         hosts = {x.get("rank"): x.get("host", "") for x in doc.data.get("ranks", []) if isinstance(x, dict)}
         cells = [[(svg.heat_color(worst.get((rank, b), 0), vmax),
                    f"{worst[(rank, b)]:.0f}%" if (rank, b) in worst else "",
                    f"rank {rank} at {b} B: " + (f"{worst[(rank, b)]:.1f}% slower than the median rank"
                                                 if (rank, b) in worst else "not a straggler"))
-                  for b in run_sizes] for rank in range(nranks)]
+                  for b in run_sizes] for rank in shown]
         title = f"{name}: stragglers, ranks against sizes" + (f" ({doc.label})" if many_runs else "")
         picture = svg.heatmap(title, "message size (bytes)", "rank", [human_bytes(b) for b in run_sizes],
-                              [f"r{k} {hosts.get(k, '')}".strip() for k in range(nranks)], cells,
+                              [f"r{k} {hosts.get(k, '')}".strip() for k in shown], cells,
                               "cell: % slower than the median rank (worst backend/placement); blank: under 10%")
         rows = [[r["bytes"], r["backend"], r.get("algorithm"), r.get("placement"), r["straggler"].get("rank"),
                  r["straggler"].get("host"), r["straggler"].get("slower_pct")]
                 for r in mine if isinstance(r.get("straggler"), dict)]
-        page.heatmap(picture, nranks * len(run_sizes),
+        page.heatmap(picture, len(shown) * len(run_sizes),
                      table(["size (B)", "backend", "algorithm", "placement", "rank", "host", "slower (%)"], rows,
                            "stragglers behind the plot"),
                      note=f"{len(rows)} rows with a rank more than 10% slower than the median rank")
