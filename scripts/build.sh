@@ -51,14 +51,13 @@ if [ -n "$prefix" ]; then
   install -D -m 0755 "$SMDDP_ROOT/scripts/sagemaker/read_config.py" "$share/sagemaker/read_config.py"
   install -D -m 0755 "$SMDDP_ROOT/scripts/slurm/smddp-bench.sbatch" "$share/slurm/smddp-bench.sbatch"
   install -D -m 0755 "$SMDDP_ROOT/scripts/slurm/prolog-preflight.sh" "$share/slurm/prolog-preflight.sh"
-  # The Python tools' shared input/output module (smddp-report, read_config.py, node-health).
-  install -D -m 0644 "$SMDDP_ROOT/common/python/smddp_safeio.py" "$prefix/share/smddp/python/smddp_safeio.py"
   # smddp-report: the entry finds its package under ../share/smddp/report.
   install -D -m 0755 "$SMDDP_ROOT/report/smddp-report" "$prefix/bin/smddp-report"
   for f in "$SMDDP_ROOT"/report/smddp_report/*.py "$SMDDP_ROOT"/report/smddp_report/*.js \
     "$SMDDP_ROOT"/report/smddp_report/*.css; do
     install -D -m 0644 "$f" "$prefix/share/smddp/report/smddp_report/$(basename "$f")"
   done
-  # smddp-bench-torch, the torch.distributed companion (bench/torch).
+  # smddp-bench-torch, the torch.distributed companion (bench/torch), and
+  # lib/smddp/python/smddp_safeio.py, the Python tools' shared module.
   "$SMDDP_ROOT/bench/torch/install.sh" "$prefix"
 fi

@@ -5,9 +5,10 @@ import sys
 
 try:
     import smddp_safeio
-except ImportError:  # beside the package: common/python (source tree) or share/smddp/python (installed)
+except ImportError:  # common/python (source tree), or PREFIX/lib/smddp/python (installed under share/smddp/report)
     _here = os.path.dirname(os.path.realpath(__file__))
-    for _dir in (os.path.join(_here, "..", "..", "common", "python"), os.path.join(_here, "..", "..", "python")):
+    for _dir in (os.path.join(_here, "..", "..", "common", "python"),
+                 os.path.join(_here, "..", "..", "..", "..", "lib", "smddp", "python")):
         if os.path.isfile(os.path.join(_dir, "smddp_safeio.py")):
             sys.path.insert(0, os.path.normpath(_dir))
             break

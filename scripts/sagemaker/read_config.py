@@ -17,9 +17,11 @@ import re
 import shlex
 import sys
 
-# smddp_safeio: beside this file once installed (share/smddp/python), or in the source tree's common/python.
+# smddp_safeio: PREFIX/lib/smddp/python once installed (this file is in
+# PREFIX/share/smddp/scripts/sagemaker), or the source tree's common/python.
 _HERE = os.path.dirname(os.path.realpath(__file__))
-sys.path[:0] = [os.path.join(_HERE, "..", "..", "python"), os.path.join(_HERE, "..", "..", "common", "python")]
+sys.path[:0] = [os.path.join(_HERE, "..", "..", "..", "..", "lib", "smddp", "python"),
+                os.path.join(_HERE, "..", "..", "common", "python")]
 from smddp_safeio import UsageError, load_json as _load_json, parse_json, run_main  # noqa: E402
 
 MAX_CONFIG_BYTES = 1 << 20  # SageMaker's files are a few KiB

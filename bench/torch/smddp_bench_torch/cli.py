@@ -17,7 +17,7 @@ import sys
 from . import __version__
 from .options import UsageError, parse, sweep_sizes
 
-EXIT_OK, EXIT_WRONG, EXIT_BELOW, EXIT_LOST, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2, 3, 70, 64
+EXIT_OK, EXIT_WRONG, EXIT_BELOW, EXIT_LOST, EXIT_RUNTIME, EXIT_USAGE, EXIT_UNAVAILABLE = 0, 1, 2, 3, 70, 64, 69
 
 
 def launcher_rank():
@@ -88,12 +88,23 @@ def rendezvous_environment(env):
             "MASTER_PORT": str(port_number)}
 
 
+def import_torch():
+    """torch, or one line and exit 69 (EX_UNAVAILABLE) where this python has none."""
+    try:
+        import torch
+    except ImportError as e:
+        print(f"smddp-bench-torch: torch cannot be imported by {sys.executable} ({e}); install PyTorch "
+              "(Debian: python3-torch) or run the python that has it", file=sys.stderr, flush=True)
+        sys.exit(EXIT_UNAVAILABLE)
+    return torch
+
+
 def main(argv=None):
     argv = list(sys.argv if argv is None else argv)
     try:
         o = parse(argv[1:])
         if o.version:
-            import torch
+            torch = import_torch()
             print(f"smddp-bench-torch {__version__} (torch {torch.__version__})")
             return EXIT_OK
         rdv = rendezvous_environment(os.environ)
@@ -104,7 +115,7 @@ def main(argv=None):
         say_usage(str(e), isinstance(e, PlacementError))
         return EXIT_USAGE
     # torch only now: flags are valid.
-    import torch
+    torch = import_torch()
     cuda = torch.cuda.is_available()
     try:
         if o.mem == "cuda" and not cuda:

@@ -4,13 +4,15 @@ import argparse
 import math
 import os
 
+import smddp_safeio
+
 from .types import (COLLECTIVE_ALIASES, COLLECTIVES, DTYPE_ALIASES, DTYPES, EXTRA_COLLECTIVES, OPS)
 
 BACKENDS = ["smddp", "nccl", "gloo", "mpi"]
 
 
-class UsageError(Exception):
-    pass
+UsageError = smddp_safeio.UsageError
+MAX_SECONDS = 1e7  # as smddp-bench's -T and SMDDP_TIMEOUT
 
 
 class _Parser(argparse.ArgumentParser):
@@ -136,42 +138,18 @@ def _names(text, valid, aliases, flag, what):
 
 
 def _check_writable(path, flag):
-    """The file is not created: its directory must exist and be writable."""
-    if not path:
-        return
-    if os.path.isdir(path):
-        raise UsageError(f"{flag} '{path}' is a directory")
-    directory = os.path.dirname(path) or "."
-    if not os.path.isdir(directory):
-        raise UsageError(f"{flag} '{path}': directory {directory} does not exist")
-    probe = os.path.join(directory, f".smddp-probe.{os.getpid()}")
-    try:  # the only reliable test: root passes access()
-        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-        os.unlink(probe)
-    except OSError as e:
-        raise UsageError(f"{flag} '{path}': cannot write in {directory}: {e.strerror}") from None
-    if os.path.exists(path) and not os.access(path, os.W_OK):
-        raise UsageError(f"{flag} '{path}': Permission denied")
+    """Refused before any rank starts, as smddp_safeio.write_atomically would."""
+    if path:
+        smddp_safeio.check_writable(path, flag)
 
 
 def _int(flag):
-    def conv(text):
-        try:
-            return int(text, 0)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"'{text}': expected a whole number") from None
-    conv.__name__ = flag
-    return conv
+    """Decimal, as smddp-bench reads it: '0x10' is not sixteen."""
+    return smddp_safeio.integer_arg(flag, -(1 << 63), (1 << 63) - 1)
 
 
-def _float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}': expected a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"'{text}': expected a finite number")
-    return value
+def _float(flag):
+    return smddp_safeio.decimal_arg(flag, -1e300, 1e300)
 
 
 def build_parser():
@@ -181,17 +159,17 @@ def build_parser():
                    help="allreduce allgather allgather_list reducescatter broadcast reduce alltoall barrier, or all")
     p.add_argument("-b", "--minbytes", default="32M", help="smallest size (K, M, G suffixes)")
     p.add_argument("-e", "--maxbytes", default="32M", help="largest size")
-    p.add_argument("-f", "--stepfactor", type=_float, default=2.0, help="multiply the size by this each row")
+    p.add_argument("-f", "--stepfactor", type=_float("-f/--stepfactor"), default=2.0, help="multiply the size by this each row")
     p.add_argument("-i", "--stepbytes", default="", help="add this many bytes each row (instead of -f)")
-    p.add_argument("-n", "--iters", type=_int("iters"), default=20, help="timed iterations per row")
-    p.add_argument("-w", "--warmup-iters", type=_int("warmup"), default=5, help="untimed iterations per row")
-    p.add_argument("-c", "--check", type=_int("check"), default=1, help="checking iterations per row (0: off)")
+    p.add_argument("-n", "--iters", type=_int("-n/--iters"), default=20, help="timed iterations per row")
+    p.add_argument("-w", "--warmup-iters", type=_int("-w/--warmup-iters"), default=5, help="untimed iterations per row")
+    p.add_argument("-c", "--check", type=_int("-c/--check"), default=1, help="checking iterations per row (0: off)")
     p.add_argument("-d", "--datatype", default="float", help="data type name, a comma list, or all")
     p.add_argument("-o", "--op", default="sum", help="sum prod min max avg, a comma list, or all")
-    p.add_argument("-r", "--root", type=_int("root"), default=0, help="root rank of broadcast and reduce")
-    p.add_argument("-a", "--average", type=_int("average"), default=1,
+    p.add_argument("-r", "--root", type=_int("-r/--root"), default=0, help="root rank of broadcast and reduce")
+    p.add_argument("-a", "--average", type=_int("-a/--average"), default=1,
                    help="time across ranks: 0 rank 0, 1 mean, 2 min, 3 max")
-    p.add_argument("-T", "--timeout", type=_float, default=None,
+    p.add_argument("-T", "--timeout", type=_float("-T/--timeout"), default=None,
                    help="seconds one collective call may take (default: SMDDP_TIMEOUT or 300)")
     p.add_argument("-J", "--output-file", default="", help="write results as JSON (rewritten after every row)")
     p.add_argument("--backend", default="smddp", help="smddp, nccl, gloo or mpi; a comma list compares them")
@@ -200,8 +178,8 @@ def build_parser():
     p.add_argument("--out-of-place", action="store_true", help="only out-of-place")
     p.add_argument("--both", action="store_true", help="out-of-place and in-place (default)")
     p.add_argument("--per-iteration", action="store_true", help="time every iteration: min p50 p95 p99 max cv")
-    p.add_argument("--min-busbw", type=_float, default=0.0, help="exit 2 when the average busbw is below, GB/s")
-    p.add_argument("--seed", type=_int("seed"), default=0x5EED, help="seed of the generated data")
+    p.add_argument("--min-busbw", type=_float("--min-busbw"), default=0.0, help="exit 2 when the average busbw is below, GB/s")
+    p.add_argument("--seed", type=_int("--seed"), default=0x5EED, help="seed of the generated data")
     p.add_argument("-q", "--quiet", action="store_true", help="no table header")
     p.add_argument("--version", action="store_true", help="print the version and exit")
     return p
@@ -241,13 +219,10 @@ def parse(argv):
     if o.check < 0:
         raise UsageError("-c/--check must not be negative")
     if o.timeout is None:
-        env = os.environ.get("SMDDP_TIMEOUT", "300")
-        try:
-            o.timeout = float(env)
-        except ValueError:
-            raise UsageError(f"SMDDP_TIMEOUT='{env}': expected seconds") from None
-    if o.timeout < 0:
-        raise UsageError("-T/--timeout must not be negative")
+        o.timeout = smddp_safeio.decimal(os.environ.get("SMDDP_TIMEOUT", "300"), "SMDDP_TIMEOUT", 0, MAX_SECONDS,
+                                         "seconds")
+    if not 0 <= o.timeout <= MAX_SECONDS:
+        raise UsageError(f"-T/--timeout {o.timeout:g}: expected seconds 0..{MAX_SECONDS:g}")
     if o.min_busbw < 0:
         raise UsageError("--min-busbw must not be negative")
     if not 0 <= o.average <= 3:

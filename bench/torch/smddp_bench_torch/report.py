@@ -3,8 +3,9 @@ them (bench/src/reporters/table_reporter.cc, json_reporter.cc), so smddp-report,
 compare and smddp-model read either tool's results unchanged. A row is a
 dict with the keys of one JSON row (and "stats"/"straggler" when set)."""
 import json
-import os
 import sys
+
+import smddp_safeio
 
 
 PROGRAMS = {"allreduce": "all_reduce_perf", "allgather": "all_gather_perf", "allgather_list": "all_gather_perf",
@@ -164,13 +165,8 @@ class Table:
 
 
 def write_atomically(path, text):
-    """Through a temporary file and rename(): readers only see whole files."""
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Readers only see whole files; smddp-bench's rules for links, devices and FIFOs."""
+    smddp_safeio.write_atomically(path, text, "-J/--output-file")
 
 
 class Json:

@@ -32,7 +32,7 @@ expire: the RBAC of deploy/kubernetes/base/node-preflight.yaml.
 Exit: 0 the node was labelled (whatever its health); 64 bad usage or an
 unreadable token/CA; 70 the API server refused (401, 403, ...), timed out or
 could not be reached. Python 3 standard library and smddp's smddp_safeio
-(installed with smddp under share/smddp/python; the image has it).
+(installed with smddp under lib/smddp/python; the image has it).
 """
 import argparse
 import json
@@ -50,7 +50,7 @@ PROG = "smddp-node-health"
 _HERE = os.path.dirname(os.path.realpath(__file__))
 # The ConfigMap holds this file alone: smddp_safeio comes from the image's
 # install (/usr/local), $SMDDP_PYTHON_DIR, or the source tree (tests).
-sys.path[:0] = [d for d in (os.environ.get("SMDDP_PYTHON_DIR"), _HERE, "/usr/local/share/smddp/python",
+sys.path[:0] = [d for d in (os.environ.get("SMDDP_PYTHON_DIR"), _HERE, "/usr/local/lib/smddp/python",
                             os.path.join(_HERE, "..", "..", "..", "common", "python")) if d]
 try:
     from smddp_safeio import (UsageError, decimal_arg, integer_arg, load_json, parse_json, read_text,  # noqa: E402

@@ -209,6 +209,7 @@ def tools(args, group):
     py = sys.executable
     health = os.path.join(args.root, "deploy/kubernetes/base/smddp-node-health.py")
     config = os.path.join(args.root, "scripts/sagemaker/read_config.py")
+    torch_py = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else py
     table = {
         "bench": [("smddp-bench", [args.bench, "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "-c", "0"],
                    {0, 64}, False)],
@@ -232,7 +233,11 @@ def tools(args, group):
                    ("node-health label", [py, health, "label", "--node", "n1", "--exit-code", "0", "--api-server",
                                           "http://127.0.0.1:9", "--token-file", "token", "--timeout", "2"],
                     {64, 70}, False),
-                   ("read_config.py", [py, config, "config"], {0, 64}, False)],
+                   ("read_config.py", [py, config, "config"], {0, 64}, False),
+                   # Debian's python3 has torch (python3-torch); 69 where a python has none.
+                   ("smddp-bench-torch", [torch_py, os.path.join(args.root, "bench/torch/smddp-bench-torch"),
+                                          "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--backend",
+                                          "gloo"], {0, 64, 69}, False)],
     }
     return table[group]
 
@@ -240,7 +245,7 @@ def tools(args, group):
 def help_of(base):
     """The option table of base's (sub)command: its words up to the first
     option or file, then --help."""
-    words = base[:2] if base[0] == sys.executable else base[:1]
+    words = base[:2] if base[0].endswith(("python3", os.path.basename(sys.executable))) else base[:1]
     for w in base[len(words):]:
         if not re.fullmatch(r"[a-z]+", w) or w in ("allreduce", "config"):
             break
