@@ -36,6 +36,18 @@ set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 NAME=${SMDDP_NETNS_NAME:-smddp}
 NET=${SMDDP_NETNS_NET:-0}
+# Checked before any name or address is made from them, for every command.
+# NET: at most 3 digits, read as decimal (bash arithmetic would wrap a long
+# number and read a leading 0 as octal).
+if ! [[ $NAME =~ ^[a-z][a-z0-9]{0,7}$ ]]; then
+  echo "netns-cluster: SMDDP_NETNS_NAME='$NAME': 1-8 lowercase letters/digits" >&2
+  exit 64
+fi
+if ! [[ $NET =~ ^[0-9]{1,3}$ ]] || ((10#$NET > 255)); then
+  echo "netns-cluster: SMDDP_NETNS_NET='$NET': expected 0-255" >&2
+  exit 64
+fi
+NET=$((10#$NET))
 STATE=/run/smddp-netns/$NAME
 BRIDGE=$NAME-br
 SUBNET=198.18.$NET.0/24
@@ -46,22 +58,25 @@ die() {
   exit 1
 }
 
+bad_setting() {
+  echo "netns-cluster: $*" >&2
+  exit 64
+}
+
 usage() {
   sed -n '9,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 64
 }
 
 check_settings() {
-  [[ $NAME =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "SMDDP_NETNS_NAME='$NAME': 1-8 lowercase letters/digits"
-  if ! [[ $NET =~ ^[0-9]+$ ]] || ((NET > 255)); then die "SMDDP_NETNS_NET='$NET': expected 0-255"; fi
   [ "$(id -u)" -eq 0 ] || die "needs root (CAP_NET_ADMIN) to create namespaces"
 }
 
 # Bytes per second of a tc rate such as 1gbit, 100mbit, 10mbps.
 rate_bytes() {
-  local re='^([0-9]+)([kmg]?)(bit|bps)$' v mult=1
-  [[ ${1,,} =~ $re ]] || die "--rate '$1': expected e.g. 1gbit, 100mbit, 50mbps"
-  v=${BASH_REMATCH[1]}
+  local re='^([0-9]{1,9})([kmg]?)(bit|bps)$' v mult=1
+  [[ ${1,,} =~ $re ]] || bad_setting "--rate '$1': expected e.g. 1gbit, 100mbit, 50mbps"
+  v=$((10#${BASH_REMATCH[1]}))
   case ${BASH_REMATCH[2]} in k) mult=1000 ;; m) mult=1000000 ;; g) mult=1000000000 ;; esac
   if [ "${BASH_REMATCH[3]}" = bit ]; then echo $((v * mult / 8)); else echo $((v * mult)); fi
 }
@@ -102,7 +117,8 @@ host_cpus() {
 
 cmd_up() {
   local n=${1:-}
-  if ! [[ $n =~ ^[0-9]+$ ]] || ((n < 1 || n > 250)); then usage; fi
+  if ! [[ $n =~ ^[0-9]{1,3}$ ]] || ((10#$n < 1 || 10#$n > 250)); then usage; fi
+  n=$((10#$n))
   shift
   RATE="" DELAY="" LOSS="" PIN=1 HOSTS=$n
   while [ $# -gt 0 ]; do

@@ -378,6 +378,24 @@ def test_slurm_prolog():
     print(f"prolog: {len(cases)} cases drain exactly when enabled and unhealthy")
 
 
+def test_netns_bad_settings():
+    """netns-cluster.sh: settings that are not what it documents are one line and 64, before anything is made
+    (a 20-digit number would wrap in bash arithmetic, 08 would be read as octal)."""
+    script = os.path.join(ARGS.root, "scripts/netns-cluster.sh")
+    cases = [({"SMDDP_NETNS_NET": "99999999999999999999"}, ["status"], "SMDDP_NETNS_NET"),
+             ({"SMDDP_NETNS_NET": "08x"}, ["down"], "SMDDP_NETNS_NET"),
+             ({"SMDDP_NETNS_NET": "256"}, ["up", "2"], "SMDDP_NETNS_NET"),
+             ({"SMDDP_NETNS_NAME": "Bad Name"}, ["status"], "SMDDP_NETNS_NAME"),
+             ({}, ["up", "2", "--rate", "99999999999999999999gbit"], "--rate"),
+             ({}, ["up", "99999999999999999999"], "netns-cluster.sh up N")]
+    for env, args, needle in cases:
+        r = subprocess.run(["bash", script, *args], env=clean_env(PATH=os.environ["PATH"], **env),
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode != 64 or needle not in r.stderr:
+            fail(f"{env} {args}: exit {r.returncode} {r.stderr!r}; expected 64 naming {needle}")
+    print(f"{len(cases)} bad settings refused with 64")
+
+
 def test_shellcheck():
     """shellcheck -x passes on every script under scripts/."""
     scripts = []
