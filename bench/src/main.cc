@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <exception>
+#include <new>
 
 #include "supervision/hang_report.h"
 #include "sweep/run.h"
@@ -42,6 +43,9 @@ int main(int argc, char** argv) {
       config::yield_to_reporting_rank();
     }
     return bench::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "smddp-bench: out of host memory while reading the options\n");
+    return bench::kExitRuntime;
   }
   // Every SMDDP_* setting, before the supervisor forks and the ranks connect:
   // a bad one is one line from rank 0 and exit 64 on every rank.

@@ -1,6 +1,7 @@
 #include "smddp/tools/exit_codes.h"
 
 #include <array>
+#include <new>
 
 namespace smddp::tools {
 
@@ -12,6 +13,11 @@ int exit_code_for(const std::exception& e) {
     return kExitLost;
   }
   return kExitRuntime;
+}
+
+std::string error_text(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e)) return "out of memory";
+  return e.what();
 }
 
 std::span<const ExitCodeUse> exit_code_uses() {

@@ -8,6 +8,7 @@
 
 #include "preflight/cluster.h"
 #include "smddp/config.h"
+#include "smddp/tools/cli_numbers.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/version.h"
 
@@ -49,6 +50,8 @@ CommandLine::CommandLine()
   commands_.push_back(make_exporter_command(app, global_));
   commands_.push_back(make_isolate_command(app, global_));
   commands_.push_back(make_baseline_command(app, global_));
+  // Last: every numeric option of every subcommand, decimal only ("--timeout 0x10" is refused, not read as 16).
+  tools::decimal_numbers_only(app);
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
   config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
 }

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   } catch (const smddp::UsageError& e) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "smddp-diag: " << e.what() << "\n";
+    std::cerr << "smddp-diag: " << tools::error_text(e) << "\n";
     return tools::exit_code_for(e);
   }
   try {
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     return usage_error(e.what());
   } catch (const std::exception& e) {
     // The same failure ends smddp-bench with the same code.
-    std::cerr << "smddp-diag " << selected->app()->get_name() << ": " << e.what() << "\n";
+    std::cerr << "smddp-diag " << selected->app()->get_name() << ": " << tools::error_text(e) << "\n";
     return tools::exit_code_for(e);
   }
 }

@@ -29,7 +29,7 @@ std::string row_label(const Row& r) {
 int run_fit(const FitOptions& o, std::ostream& out) {
   if (o.output.empty()) throw UsageError("fit: -o MODEL.json is required");
   tools::check_writable(o.output, "-o");
-  const Loaded loaded = load_results(o.results);
+  const Loaded loaded = load_results(o.results, o.schedule);
   const std::vector<Row> rows = in_range(loaded, o.sizes);
   FitResult f = fit(rows, o.schedule);
   out << fmt::format("{:>12} {:>12} {:>8} {:>6}  row\n", "measured_us", "predicted_us", "error%", "weight");
@@ -64,7 +64,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
 
 int run_check(const CheckOptions& o, std::ostream& out) {
   const Model m = load(o.model);
-  const Loaded loaded = load_results(o.results);
+  const Loaded loaded = load_results(o.results, m.options);
   const std::vector<Row> rows = in_range(loaded, o.sizes);
   std::vector<Residual> rs;
   out << fmt::format("{:>12} {:>12} {:>8}  row\n", "measured_us", "predicted_us", "error%");

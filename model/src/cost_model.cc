@@ -1,6 +1,8 @@
 #include "smddp/model/cost_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "smddp/error.h"
 #include "smddp/tools/input_file.h"
@@ -58,6 +60,20 @@ std::vector<std::string> undetermined_tiers(const Model& m, const schedule::Sche
     if (used && !m.tier(t).any_data()) out.emplace_back(schedule::to_string(t));
   }
   return out;
+}
+
+std::string scale_problem(int64_t hosts, int64_t ranks_per_host, uint64_t bytes, const schedule::Options& options) {
+  if (hosts < 1 || ranks_per_host < 1) return "hosts and ranks per host must be >= 1";
+  if (hosts > kMaxRanks || ranks_per_host > kMaxRanks || hosts * ranks_per_host > kMaxRanks) {
+    return std::to_string(hosts) + " hosts x " + std::to_string(ranks_per_host) + " ranks is more than the " +
+           std::to_string(kMaxRanks) + " ranks the model draws schedules for";
+  }
+  const uint64_t slot = std::max<uint64_t>(options.shm_slot_bytes, 1);
+  if (bytes / slot > kMaxShmSteps) {
+    return std::to_string(bytes) + " bytes in slots of " + std::to_string(slot) + " bytes is more than the " +
+           std::to_string(kMaxShmSteps) + " shared-memory steps the model draws";
+  }
+  return "";
 }
 
 nlohmann::json to_json(const Model& m) {
@@ -119,7 +135,10 @@ Model from_json(const nlohmann::json& j, const std::string& origin) {
     } catch (const nlohmann::json::exception&) {
       fail("\"schedule\" holds a value of the wrong type");
     }
-    if (m.options.shm_slot_bytes == 0) fail("schedule.shm_slot_bytes must be > 0");
+    if (m.options.shm_slot_bytes < kMinSlotBytes || m.options.shm_slot_bytes > kMaxSlotBytes) {
+      fail("schedule.shm_slot_bytes must be " + std::to_string(kMinSlotBytes) + ".." + std::to_string(kMaxSlotBytes) +
+           " (SMDDP_SHM_SLOT_BYTES' range), not " + std::to_string(m.options.shm_slot_bytes));
+    }
   }
   if (j.contains("fit")) m.fit_info = j["fit"];
   return m;

@@ -69,6 +69,12 @@ double gbps(double beta) { return beta > 0 ? 1e-3 / beta : 0; }
 int run_export(const ExportOptions& o, std::ostream& out) {
   if (o.simai.empty() && o.astra_sim.empty()) throw UsageError("export: give --simai FILE and/or --astra-sim DIR");
   if (o.hosts < 1 || o.ranks_per_host < 1) throw UsageError("--hosts and --ranks-per-host must be >= 1");
+  // The model and the bounds before anything is created (docs/model.md#bounds).
+  const Model m = load(o.model);
+  if (const std::string why = scale_problem(o.hosts, o.ranks_per_host, o.bytes, m.options); !why.empty()) {
+    throw UsageError("export --hosts " + std::to_string(o.hosts) + " --ranks-per-host " + std::to_string(o.ranks_per_host) +
+                     " --bytes " + std::to_string(o.bytes) + ": " + why);
+  }
   if (!o.simai.empty()) tools::check_writable(o.simai, "--simai");
   if (!o.astra_sim.empty()) {
     std::error_code ec;
@@ -76,7 +82,6 @@ int run_export(const ExportOptions& o, std::ostream& out) {
     if (ec) throw UsageError("--astra-sim '" + o.astra_sim + "': cannot create the directory: " + ec.message());
     tools::check_writable(o.astra_sim + "/network.yml", "--astra-sim");
   }
-  const Model m = load(o.model);
   if (!o.simai.empty()) {
     tools::write_atomically(o.simai, simai_text(m, o));
     out << "wrote " << o.simai << "\n";

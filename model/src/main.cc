@@ -9,6 +9,7 @@
 
 #include "smddp/common/sizes.h"
 #include "smddp/error.h"
+#include "smddp/tools/cli_numbers.h"
 #include "smddp/tools/exit_codes.h"
 #include "verbs.h"
 
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
   exp_cmd->add_option("--ranks-per-host", exp.ranks_per_host, "ranks on each host (default 8)");
   exp_cmd->add_option("--bytes", exp_bytes, "the size the bus bandwidths are predicted at (default 64M)");
 
+  // Decimal numbers only: "--hosts 0x10" is refused, not read as 16.
+  tools::decimal_numbers_only(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -98,7 +101,10 @@ int main(int argc, char** argv) {
       fit.schedule.dedicated_cores = !shared_cores;
       fit.schedule.cma = !no_cma;
       fit.schedule.shm_slot_bytes = fit_sizes.get(slot, "--shm-slot-bytes", fit.schedule.shm_slot_bytes);
-      if (fit.schedule.shm_slot_bytes == 0) throw smddp::UsageError("--shm-slot-bytes must be > 0");
+      if (fit.schedule.shm_slot_bytes < model::kMinSlotBytes || fit.schedule.shm_slot_bytes > model::kMaxSlotBytes) {
+        throw smddp::UsageError("--shm-slot-bytes must be " + std::to_string(model::kMinSlotBytes) + ".." +
+                                std::to_string(model::kMaxSlotBytes) + " (SMDDP_SHM_SLOT_BYTES' range)");
+      }
       return model::run_fit(fit, std::cout);
     }
     if (pred_cmd->parsed()) {
@@ -116,7 +122,7 @@ int main(int argc, char** argv) {
   } catch (const smddp::UsageError& e) {
     return usage(e.what());
   } catch (const std::exception& e) {
-    std::cerr << "smddp-model: " << e.what() << "\n";
+    std::cerr << "smddp-model: " << tools::error_text(e) << "\n";
     return tools::exit_code_for(e);
   }
 }

@@ -3,13 +3,14 @@
 #include <algorithm>
 
 #include "smddp/error.h"
+#include "smddp/model/cost_model.h"
 #include "smddp/results/model_baseline.h"
 #include "smddp/results/rows.h"
 #include "smddp/schedule.h"
 
 namespace smddp::model {
 
-Loaded load_results(const std::vector<std::string>& paths) {
+Loaded load_results(const std::vector<std::string>& paths, const schedule::Options& options) {
   Loaded out;
   for (const std::string& path : paths) {
     for (const results::ResultRow& r : results::read_result_file(path)) {
@@ -33,6 +34,9 @@ Loaded load_results(const std::vector<std::string>& paths) {
       if (r.ranks % r.hosts) {
         throw UsageError(path + ": " + std::to_string(r.ranks) + " ranks do not split evenly over " + std::to_string(r.hosts) +
                          " nodes");
+      }
+      if (const std::string why = scale_problem(r.hosts, r.ranks / r.hosts, r.bytes, options); !why.empty()) {
+        throw UsageError(path + ": row " + std::to_string(r.index) + ": " + why);
       }
       Row row;
       row.file = path;

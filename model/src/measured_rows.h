@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "smddp/schedule.h"
 #include "smddp/types.h"
 
 namespace smddp::model {
@@ -31,6 +32,8 @@ struct Loaded {
 // Reads every file; UsageError naming the file for one that cannot be read
 // or is not a results document, and for a row it would keep that names no
 // ranks and hosts or ran on hosts with different rank counts.
-Loaded load_results(const std::vector<std::string>& paths);
+// A kept row beyond the schedules' bounds (scale_problem, with `options`)
+// is refused the same way.
+Loaded load_results(const std::vector<std::string>& paths, const schedule::Options& options);
 
 }  // namespace smddp::model

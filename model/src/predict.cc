@@ -66,6 +66,11 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   if (!dt) throw UsageError("unknown dtype '" + o.dtype + "'");
   const auto colls = parse_collectives(o.collectives);
   const Model m = load(o.model);
+  // Bounded before any schedule is drawn (docs/model.md#bounds).
+  if (const std::string why = scale_problem(o.hosts, o.ranks_per_host, o.max_bytes, m.options); !why.empty()) {
+    throw UsageError("predict --hosts " + std::to_string(o.hosts) + " --ranks-per-host " +
+                     std::to_string(o.ranks_per_host) + " -e " + std::to_string(o.max_bytes) + ": " + why);
+  }
   std::ofstream tuning_out;
   if (!o.tuning_file.empty()) {
     tools::check_writable(o.tuning_file, "--tuning-file");

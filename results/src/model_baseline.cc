@@ -31,6 +31,10 @@ RowPrediction predict_row(const model::Model& m, const ResultRow& row) {
   }
   if (row.ranks < 1 || row.hosts < 1) return none("the row names no ranks or hosts");
   if (row.uneven_hosts || row.ranks % row.hosts) return none("uneven ranks per host: the model needs the same count on every host");
+  // Bounded like smddp-model's own schedules (docs/model.md#bounds).
+  if (std::string why = model::scale_problem(row.hosts, row.ranks / row.hosts, row.bytes, m.options); !why.empty()) {
+    return none(why);
+  }
   const schedule::Topology topo{row.hosts, row.ranks / row.hosts};
   schedule::Schedule s;
   try {

@@ -39,9 +39,21 @@ uint64_t bytes_at(const nlohmann::json& r, const char* key) {
   return r[key].get<uint64_t>();
 }
 
+// A rank or host count: an integer 0..kMaxRanks, `fallback` when absent.
+// (A float or a huge number would otherwise be cast to int: 1e10 ranks
+// becomes a negative or arbitrary count, and a false verdict.)
+int count_at(const nlohmann::json& obj, const char* key, int fallback) {
+  if (!obj.is_object() || !obj.contains(key)) return fallback;
+  const auto& v = obj[key];
+  if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<int64_t>() < 0) || v.get<uint64_t>() > kMaxRanks) {
+    throw Malformed(std::string("`") + key + "` must be an integer 0.." + std::to_string(kMaxRanks) + ", not " + v.dump());
+  }
+  return v.get<int>();
+}
+
 // smddp-bench: one object per row, the job's shape at the top.
 void read_bench_rows(const nlohmann::json& doc, const std::string& origin, std::vector<ResultRow>& out) {
-  const int ranks = doc.value("nranks", 0), hosts = doc.value("nnodes", 0);
+  const int ranks = count_at(doc, "nranks", 0), hosts = count_at(doc, "nnodes", 0);
   std::string memory;
   if (doc.contains("devices") && doc["devices"].is_object()) memory = doc["devices"].value("memory", "");
   // `ranks`: one entry per rank with its node; hosts of different sizes
@@ -63,15 +75,18 @@ void read_bench_rows(const nlohmann::json& doc, const std::string& origin, std::
     }
     ResultRow row;
     row.origin = origin;
-    row.index = r.value("row", static_cast<int>(out.size()));
+    // A label only: a `row` that is not a small integer is numbered by its place.
+    const auto& n = r.contains("row") ? r["row"] : nlohmann::json();
+    const bool small = n.is_number_integer() && n.get<int64_t>() >= 0 && n.get<int64_t>() <= INT32_MAX;
+    row.index = small ? n.get<int>() : static_cast<int>(out.size());
     row.collective = canonical_collective(r["collective"].get<std::string>());
     row.dtype = canonical_dtype(r.value("dtype", ""));
     row.backend = r.value("backend", "");
     row.placement = r.value("placement", "");
     row.memory = r.value("memory", memory);
     row.bytes = bytes_at(r, "bytes");
-    row.ranks = r.value("ranks", ranks);
-    row.hosts = r.value("hosts", r.value("nodes", hosts));
+    row.ranks = count_at(r, "ranks", ranks);
+    row.hosts = count_at(r, "hosts", count_at(r, "nodes", hosts));
     row.uneven_hosts = uneven;
     row.algorithm = r.value("algorithm", "");
     row.busbw_gbps = number_at(r, "busbw_gbps");
@@ -92,10 +107,14 @@ void read_nccl_tests_results(const nlohmann::json& doc, const std::string& origi
   std::set<std::string> hostnames;
   if (doc.contains("config") && doc["config"].is_object()) {
     const auto& config = doc["config"];
-    const int per_process = std::max(1, config.value("nthreads", 1)) * std::max(1, config.value("ngpus", 1));
+    const int64_t per_process =
+        int64_t{std::max(1, count_at(config, "nthreads", 1))} * std::max(1, count_at(config, "ngpus", 1));
     if (config.contains("devices") && config["devices"].is_array()) {
       for (const auto& d : config["devices"]) {
-        ranks += per_process;
+        if (ranks > kMaxRanks - per_process) {
+          throw Malformed("`config.devices` make more than " + std::to_string(kMaxRanks) + " ranks");
+        }
+        ranks += static_cast<int>(per_process);
         if (d.is_object() && d.contains("hostname") && d["hostname"].is_string()) hostnames.insert(d["hostname"].get<std::string>());
       }
     }

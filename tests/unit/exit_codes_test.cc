@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <map>
+#include <new>
 #include <regex>
 #include <string>
 
@@ -63,6 +64,19 @@ TEST(ExitCodes, SysexitsValues) {
   EXPECT_EQ(kExitUsage, 64);        // EX_USAGE
   EXPECT_EQ(kExitUnavailable, 69);  // EX_UNAVAILABLE
   EXPECT_EQ(kExitRuntime, 70);      // EX_SOFTWARE
+}
+
+}  // namespace
+}  // namespace smddp::tools
+
+namespace smddp::tools {
+namespace {
+
+// A tool's last line never shows libstdc++'s "std::bad_alloc".
+TEST(ExitCodes, OutOfMemoryIsOneLineOfOurs) {
+  EXPECT_EQ(error_text(std::bad_alloc()), "out of memory");
+  EXPECT_EQ(exit_code_for(std::bad_alloc()), kExitRuntime);
+  EXPECT_EQ(error_text(UsageError("-n 0x2: hexadecimal")), "-n 0x2: hexadecimal");
 }
 
 }  // namespace

@@ -10,9 +10,11 @@
 #include "cli/alltoallv_matrix.h"
 #include "backends/mpi_tuned.h"
 #include "smddp/algorithms.h"
+#include "smddp/common/numbers.h"
 #include "smddp/common/sizes.h"
 #include "smddp/common/strings.h"
 #include "smddp/error.h"
+#include "smddp/tools/cli_numbers.h"
 #include "smddp/tools/paths.h"
 
 namespace smddp::bench {
@@ -20,8 +22,6 @@ namespace {
 
 // More rows than this is a typo (-i 8 on -e 8G), not a benchmark.
 constexpr size_t kMaxSweepSizes = 100000;
-// -T: the engine's SMDDP_TIMEOUT bound (a deadline in nanoseconds cannot overflow).
-constexpr double kMaxTimeoutSeconds = 1e7;
 
 template <typename T, typename Range, typename Name>
 std::string join_names(const Range& values, Name name) {
@@ -78,12 +78,10 @@ void require_range(int value, int lo, int hi, const std::string& flag, const std
 
 // A whole decimal number of 0..2^64-1; "-1" does not wrap around.
 uint64_t parse_u64(const std::string& text, const std::string& flag) {
-  const bool digits = !text.empty() && text.size() <= 20 &&
-                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  errno = 0;
-  const unsigned long long v = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
-  if (!digits || errno == ERANGE) throw UsageError(flag + " '" + text + "': expected an integer 0..18446744073709551615");
-  return v;
+  std::string why;
+  const auto v = common::parse_unsigned(text, &why);
+  if (!v) throw UsageError(flag + " '" + text + "': " + why + "; expected an integer 0..18446744073709551615");
+  return *v;
 }
 
 void check_finite(double value, double lo, double hi, const std::string& flag, const std::string& unit) {
@@ -98,12 +96,13 @@ void check_finite(double value, double lo, double hi, const std::string& flag, c
 std::optional<double> nccl_tests_min_bw() {
   const char* v = std::getenv("NCCL_TESTS_MIN_BW");
   if (!v || !*v) return std::nullopt;
-  char* end = nullptr;
-  const double x = std::strtod(v, &end);
-  if (*end || !std::isfinite(x) || x < 0) {
-    throw UsageError(std::string("NCCL_TESTS_MIN_BW='") + v + "': expected GB/s >= 0");
+  std::string why;
+  const auto x = common::parse_number(v, &why);
+  if (!x || *x < 0 || *x > 1e9) {
+    throw UsageError(std::string("NCCL_TESTS_MIN_BW='") + v + "': " + (x ? "out of range" : why) +
+                     "; expected GB/s 0..1000000000");
   }
-  return x;
+  return *x;
 }
 
 // --huge-pages asks the kernel for transparent huge pages (madvise); where
@@ -151,8 +150,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("-r,--root", parts.root, "Root rank of rooted collectives; -1: every rank in turn")
       ->capture_default_str();
   app.add_option("-a,--average", parts.average, "Time across ranks: 0 rank 0, 1 mean, 2 min, 3 max")->capture_default_str();
-  app.add_option("-T,--timeout", o.timeout,
-                 "Seconds one collective call may take; 0: the engine's (SMDDP_TIMEOUT or 300)");
+  tools::seconds_option(app.add_option("-T,--timeout", o.timeout,
+                                       "Seconds one collective call may take; 0: the engine's (SMDDP_TIMEOUT or 300)"));
   app.add_option("-J,--output_file,--output-file", parts.json_path, "Write results as JSON")
       ->each([&parts](const std::string&) { parts.json_given = true; });
   app.add_option("--csv", parts.csv_path, "Write results as CSV")
@@ -214,6 +213,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_option("--alltoallv-matrix", o.alltoallv_matrix,
                  "alltoallv weights: n lines of n non-negative integers, row = sender (default (i+j)%n+1)");
   telemetry::add_metrics_options(app, o.metrics);
+  tools::seconds_option(app.get_option("--linger"));
+  // Last: every numeric option above, decimal only ("-n 0x2" is refused, not read as 2).
+  tools::decimal_numbers_only(app);
 }
 
 std::vector<size_t> checked_sweep_sizes(const BenchOptions& o) {
@@ -264,12 +266,13 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   // nccl-tests: a factor above 1 multiplies; otherwise -i (1 MiB) is added.
   o.step_factor = 1;
   if (!parts.stepfactor.empty()) {
-    char* end = nullptr;
-    const double f = std::strtod(parts.stepfactor.c_str(), &end);
-    if (*end || !std::isfinite(f) || f < 1 || f > 1e6) {
-      throw UsageError("-f/--stepfactor '" + parts.stepfactor + "': expected a factor 1..1000000 (1: add -i)");
+    std::string why;
+    const auto f = common::parse_number(parts.stepfactor, &why);
+    if (!f || *f < 1 || *f > 1e6) {
+      throw UsageError("-f/--stepfactor '" + parts.stepfactor + "': " + (f ? "out of range" : why) +
+                       "; expected a factor 1..1000000 (1: add -i)");
     }
-    o.step_factor = f;
+    o.step_factor = *f;
   }
   o.step_bytes = 0;
   if (!(o.step_factor > 1)) {
@@ -285,7 +288,7 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   if (o.check < 0) throw UsageError("-c/--check must not be negative");
   if (o.agg_iters < 1) throw UsageError("-m/--agg_iters must be at least 1");
   if (o.run_cycles < 0) throw UsageError("-N/--run_cycles must not be negative (0: until a signal)");
-  check_finite(o.timeout, 0, kMaxTimeoutSeconds, "-T/--timeout", "seconds");
+  // -T and --linger: seconds 0..common::kMaxSeconds, checked as they are parsed (seconds_option).
   if (parts.min_busbw_given) {
     check_finite(o.min_busbw, 0, 1e9, "--min-busbw", "GB/s");
     o.min_busbw_set = true;
@@ -296,7 +299,6 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   // Checked again where the endpoint opens; here so that a bad value is
   // refused even when no metrics are exported.
   require_range(o.metrics.prom_port, 0, 65535, "--prom-port", "0: no endpoint");
-  check_finite(o.metrics.linger_seconds, 0, kMaxTimeoutSeconds, "--linger", "seconds");
   require_range(parts.average, 0, 3, "-a/--average");
   // --baseline takes a YAML baseline or a cost model (docs/model.md, "Using the model as a baseline").
   if (parts.baseline_tolerance != -1) {
@@ -321,14 +323,14 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
 
   // -r: a rank, or -1 for every rank in turn (checked against the job's size later).
   {
-    char* end = nullptr;
-    errno = 0;
-    const long r = std::strtol(parts.root.c_str(), &end, 10);
-    if (parts.root.empty() || *end || errno == ERANGE || r < -1 || r > std::numeric_limits<int>::max()) {
-      throw UsageError("-r/--root '" + parts.root + "': expected a rank, or -1 for every rank in turn");
+    std::string why;
+    const auto r = common::parse_integer(parts.root, &why);
+    if (!r || *r < -1 || *r > std::numeric_limits<int>::max()) {
+      throw UsageError("-r/--root '" + parts.root + "': " + (r ? "out of range" : why) +
+                       "; expected a rank, or -1 for every rank in turn");
     }
-    o.all_roots = r == -1;
-    o.root = o.all_roots ? 0 : static_cast<int>(r);
+    o.all_roots = *r == -1;
+    o.root = o.all_roots ? 0 : static_cast<int>(*r);
   }
   if (!parts.seed.empty()) o.seed = parse_u64(parts.seed, "--seed");
 

@@ -17,6 +17,7 @@
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -232,17 +233,48 @@ double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks, const
   return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2;
 }
 
+// Host memory one rank keeps for a row's timings: -n samples, and with
+// per-iteration timing every rank's samples too (gathered, then kept per rank).
+double timing_bytes_per_rank(const BenchOptions& o, int nranks) {
+  const double per_iteration = o.per_iteration ? 2.0 * nranks + 1 : 0;
+  return static_cast<double>(o.iters) * sizeof(double) * (1 + per_iteration);
+}
+
 // As nccl-tests: a -e larger than the memory allows is lowered to the
 // largest size that fits (the same on every rank), with one "#" line from
 // rank 0; -b follows when it is above. The budget is SMDDP_BENCH_MEMORY, else
-// 7/8 of MemAvailable, shared by the ranks on this host.
+// 7/8 of MemAvailable (of the physical memory when MemAvailable is
+// unknown), never more than the host's physical memory, shared by the ranks
+// on this host. Timings that cannot fit (-n) cannot be lowered: a usage
+// error, the same on every rank, before any row.
 void fit_to_memory(BenchOptions& o, Communicator& comm) {
   const int nranks = comm.size();
   int host_ranks = 0;
   for (int r = 0; r < nranks; ++r) host_ranks += comm.host(r) == comm.host(comm.rank()) ? 1 : 0;
-  const double budget = config::is_set("SMDDP_BENCH_MEMORY")
-                            ? static_cast<double>(config::bytes("SMDDP_BENCH_MEMORY"))
-                            : available_memory_bytes() * 7 / 8;
+  const double physical = physical_memory_bytes();
+  const double available = available_memory_bytes();
+  double budget = config::is_set("SMDDP_BENCH_MEMORY") ? static_cast<double>(config::bytes("SMDDP_BENCH_MEMORY"))
+                  : available > 0                      ? available * 7 / 8
+                                                       : physical * 7 / 8;
+  // A budget the host does not have would end in a failed mapping on every rank (exit 70).
+  if (physical > 0) budget = std::min(budget, physical);
+  const double timings = timing_bytes_per_rank(o, nranks) * host_ranks;
+  int32_t timings_too_large = budget > 0 && timings > budget ? 1 : 0;
+  comm.allreduce(&timings_too_large, &timings_too_large, 1, DataType::Int32, ReduceOp::Max);
+  if (timings_too_large) {
+    char why[320];
+    if (budget > 0 && timings > budget) {
+      std::snprintf(why, sizeof why,
+                    "-n/--iters %d: the timings of a row need %.0f bytes on this host (%d ranks%s), more than its "
+                    "memory budget of %.0f bytes (SMDDP_BENCH_MEMORY, else 7/8 of MemAvailable); use a smaller -n",
+                    o.iters, timings, host_ranks, o.per_iteration ? ", per-iteration timing" : "", budget);
+    } else {
+      std::snprintf(why, sizeof why, "-n/--iters %d: the timings of a row do not fit another host's memory; use a smaller -n",
+                    o.iters);
+    }
+    throw UsageError(why);
+  }
+  budget -= timings;
   const auto weights = weights_for(o.alltoallv_weights, nranks);
   const auto fits = [&](size_t m) { return bytes_per_rank(o, m, nranks, weights) * host_ranks <= budget; };
   uint64_t fit = o.max_bytes;
@@ -559,6 +591,14 @@ int run_benchmark(const BenchOptions& options) {
     if (timed_out) ProgressBoard::instance().let_rank0_report();
     // Peers may be stuck in a collective: end the whole job with our code.
     abort_job(exit_code);
+  } catch (const std::bad_alloc&) {
+    // One line, not libstdc++'s "std::bad_alloc"; the buffers were sized to
+    // fit, so something else took the memory.
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    std::fprintf(stderr, "smddp-bench: rank %d on %s: out of host memory; lower -e/--maxbytes, -n/--iters or "
+                 "SMDDP_BENCH_MEMORY\n", rank, host);
+    abort_job(kExitRuntime);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "smddp-bench: rank %d: %s\n", rank, e.what());
     abort_job(kExitRuntime);

@@ -9,6 +9,8 @@
 #include <iostream>
 
 #include "commands.h"
+#include "smddp/tools/cli_numbers.h"
+#include "smddp/common/numbers.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
@@ -26,10 +28,10 @@ class ExporterCommand final : public Command {
     app_ = parent.add_subcommand("exporter", "Serve node, GPU, EFA and preflight metrics for Prometheus");
     app_->add_option("--listen", listen_, "ADDRESS:PORT to serve /metrics on; [IPV6]:PORT for IPv6, [::] for every interface, HOSTNAME:PORT (port 0: any free port)")
         ->capture_default_str();
-    app_->add_option("--interval", interval_, "Seconds between samples")->capture_default_str();
+    tools::seconds_option(app_->add_option("--interval", interval_, "Seconds between samples")->capture_default_str(), true);
     app_->add_option("--preflight-report", report_, "Preflight JSON report to export (re-read every interval)");
     app_->add_option("--port-file", port_file_, "Write the listening port to this file once serving");
-    app_->add_option("--exit-after", exit_after_, "Stop after this many seconds (0: run until SIGINT/SIGTERM)")->capture_default_str();
+    tools::seconds_option(app_->add_option("--exit-after", exit_after_, "Stop after this many seconds (0: run until SIGINT/SIGTERM)")->capture_default_str());
   }
 
   CLI::App* app() const override { return app_; }
@@ -41,7 +43,7 @@ class ExporterCommand final : public Command {
     if (colon == std::string::npos) throw UsageError("--listen '" + listen_ + "' is not ADDRESS:PORT");
     bind_ = listen_.substr(0, colon);
     if (bind_.empty()) bind_ = "0.0.0.0";
-    auto port = parse_int(listen_.substr(colon + 1));
+    auto port = common::parse_integer(listen_.substr(colon + 1));
     if (!port || *port < 0 || *port > 65535) throw UsageError("--listen '" + listen_ + "': port must be 0..65535");
     port_ = static_cast<int>(*port);
     if (!(interval_ >= 0.05) || !std::isfinite(interval_)) throw UsageError("--interval must be at least 0.05 seconds");

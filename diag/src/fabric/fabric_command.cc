@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "smddp/tools/cli_numbers.h"
 #include "smddp/tools/exit_codes.h"
 #include "shared/mpi_util.h"
 #include "shared/text.h"
@@ -75,7 +76,7 @@ class FabricCommand final : public Command {
     app_->add_option("--window", o_.bw_window, "Bandwidth messages in flight")->capture_default_str();
     app_->add_option("--bw-iters", o_.bw_iters, "Timed bandwidth windows per pair")->capture_default_str();
     app_->add_option("--latency-iters", o_.latency_iters, "Timed round trips per pair")->capture_default_str();
-    app_->add_option("--timeout", o_.timeout_s, "Seconds any single wait may take")->capture_default_str();
+    tools::seconds_option(app_->add_option("--timeout", o_.timeout_s, "Seconds any single wait may take")->capture_default_str(), true);
     app_->add_option("--all-pairs-max", o_.all_pairs_max, "Test every pair up to this many ranks; sample rounds above")->capture_default_str();
     app_->add_option("--rounds", o_.sample_rounds, "Rounds of disjoint pairs when sampling")->capture_default_str();
     app_->add_option("--min-bw", t_.min_bw_gbs, "Flag links below this bandwidth, GB/s (0: off)")->capture_default_str();
@@ -89,6 +90,9 @@ class FabricCommand final : public Command {
     root_ = SystemRoot::from_option(global_.sysfs_root);
     auto bytes = common::parse_size(bw_bytes_);
     if (!bytes || *bytes == 0) throw UsageError("--bw-bytes '" + bw_bytes_ + "' is not a positive size");
+    if (*bytes > kMaxLinkMessageBytes) {
+      throw UsageError("--bw-bytes '" + bw_bytes_ + "': more than " + format_bytes(kMaxLinkMessageBytes) + " per message");
+    }
     o_.bw_bytes = *bytes;
     if (o_.bw_window < 1 || o_.bw_window > 128) throw UsageError("--window must be 1..128");
     if (o_.bw_iters < 1) throw UsageError("--bw-iters must be at least 1");

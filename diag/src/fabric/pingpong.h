@@ -18,6 +18,10 @@
 
 namespace smddp::diag {
 
+// The largest bandwidth message a probe registers and sends (--bw-bytes,
+// link_bandwidth's bytes, isolate's --stream-bytes): buffers stay bounded.
+inline constexpr uint64_t kMaxLinkMessageBytes = uint64_t{1} << 30;
+
 struct PingPongOptions {
   std::string provider = "tcp";
   std::string domain;

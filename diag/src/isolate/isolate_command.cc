@@ -15,8 +15,11 @@
 #include <set>
 
 #include "commands.h"
+#include "fabric/pingpong.h"
 #include "isolate/probes.h"
+#include "shared/text.h"
 #include "isolate/verdict.h"
+#include "preflight/checks.h"
 #include "preflight/counter_check.h"
 #include "preflight/preflight_metrics.h"
 #include "preflight/profile.h"
@@ -25,6 +28,7 @@
 #include "shared/files.h"
 #include "shared/model_floor.h"
 #include "shared/mpi_util.h"
+#include "smddp/tools/cli_numbers.h"
 #include "smddp/common/sizes.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
@@ -281,7 +285,7 @@ class IsolateCommand final : public Command {
     app_->add_option("--stream-bytes", stream_bytes_text_, "Message size of the bidirectional stream")->capture_default_str();
     app_->add_option("--window", settings_.stream.window, "Stream messages in flight each way")->capture_default_str();
     app_->add_option("--stream-iterations", settings_.stream.iterations, "Stream windows per test")->capture_default_str();
-    app_->add_option("--round-timeout", settings_.round_timeout_s, "Seconds a round's tests may take")->capture_default_str();
+    tools::seconds_option(app_->add_option("--round-timeout", settings_.round_timeout_s, "Seconds a round's tests may take")->capture_default_str(), true);
     app_->add_option("--mad-k", settings_.limits.mad_k, "Fail a node more than K median absolute deviations below the fleet median")->capture_default_str();
     app_->add_option("--mad-floor", settings_.limits.mad_floor, "The MAD counts as at least this fraction of the median")->capture_default_str();
     app_->add_option("--min-drop", settings_.limits.min_drop, "... and fail it only when also this fraction of the median below it")->capture_default_str();
@@ -303,8 +307,16 @@ class IsolateCommand final : public Command {
     settings_.allreduce.bytes = common::parse_size_or_throw(bytes_text_, "--bytes");
     settings_.stream.bytes = common::parse_size_or_throw(stream_bytes_text_, "--stream-bytes");
     if (settings_.allreduce.bytes < 4 || settings_.stream.bytes < 4) throw UsageError("--bytes and --stream-bytes must be at least 4");
+    // Every rank holds these buffers: bounded like the preflight checks' (docs/diag.md#checks).
+    if (settings_.allreduce.bytes > kMaxAllreduceBytes) {
+      throw UsageError("--bytes '" + bytes_text_ + "': more than " + format_bytes(kMaxAllreduceBytes));
+    }
+    if (settings_.stream.bytes > kMaxLinkMessageBytes) {
+      throw UsageError("--stream-bytes '" + stream_bytes_text_ + "': more than " + format_bytes(kMaxLinkMessageBytes));
+    }
     if (settings_.allreduce.iterations < 1 || settings_.allreduce.warmup < 0) throw UsageError("--iterations must be >= 1 and --warmup >= 0");
     if (settings_.stream.window < 1 || settings_.stream.iterations < 1) throw UsageError("--window and --stream-iterations must be >= 1");
+    if (settings_.stream.window > 128) throw UsageError("--window must be 1..128");
     if (!(settings_.round_timeout_s > 0)) throw UsageError("--round-timeout must be positive");
     if (!(settings_.limits.mad_k > 0) || settings_.limits.mad_floor < 0) throw UsageError("--mad-k must be positive and --mad-floor >= 0");
     if (!(settings_.limits.min_drop >= 0 && settings_.limits.min_drop < 1)) throw UsageError("--min-drop must be a fraction in [0, 1)");

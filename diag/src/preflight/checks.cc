@@ -4,13 +4,24 @@
 
 #include <algorithm>
 
+#include "fabric/pingpong.h"
 #include "shared/text.h"
+#include "smddp/common/numbers.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
 namespace {
 
 using T = ParamType;
+
+// Upper bounds (docs/diag.md#checks): counts stay far inside an int, buffers
+// inside a node's memory, waits inside common::kMaxSeconds.
+constexpr double kMaxTimeout = common::kMaxSeconds;
+constexpr double kMaxIterations = 1e6;
+constexpr double kMaxSamples = 1e4;
+constexpr double kMaxNodes = 1e5;  // all_pairs_max, rounds
+constexpr double kMaxBusbwBytes = static_cast<double>(kMaxAllreduceBytes);
+constexpr double kMaxLinkBytes = static_cast<double>(kMaxLinkMessageBytes);
 
 void validate_ecc(const Params& p) {
   const std::string& c = p.string("counter");
@@ -35,7 +46,6 @@ void validate_provider(const Params& p) {
 
 void validate_link(const Params& p) {
   validate_provider(p);
-  if (p.integer("window") > 128) throw UsageError("window must be at most 128");
   double slow = p.number("max_slowdown");
   if (slow > 0 && slow < 1) throw UsageError("max_slowdown must be 0 (off) or at least 1");
 }
@@ -84,30 +94,30 @@ const std::vector<CheckSpec>& check_specs() {
        {{"provider", T::String, "", "efa, tcp, shm, ..."}},
        check_fabric_provider, nullptr, validate_provider},
       {"rank_reachability", CheckScope::Cluster, "every rank answers every other rank in time",
-       {{"timeout_s", T::Number, "30", "seconds to wait for every answer", 0.001}},
+       {{"timeout_s", T::Number, "30", "seconds to wait for every answer", 0.001, kMaxTimeout}},
        nullptr, check_rank_reachability, nullptr},
       {"clock_skew", CheckScope::Cluster, "node clocks agree with rank 0's",
        {{"max_ms", T::Number, "", "largest clock offset allowed, milliseconds"},
-        {"samples", T::Integer, "8", "round trips per node (the fastest one counts)", 1},
-        {"timeout_s", T::Number, "30", "seconds to wait for a node", 0.001}},
+        {"samples", T::Integer, "8", "round trips per node (the fastest one counts)", 1, kMaxSamples},
+        {"timeout_s", T::Number, "30", "seconds to wait for a node", 0.001, kMaxTimeout}},
        nullptr, check_clock_skew, nullptr},
       {"allreduce_busbw", CheckScope::Cluster, "allreduce bus bandwidth over the smddp engine",
-       {{"bytes", T::Size, "64MiB", "message size", 4},
-        {"iterations", T::Integer, "10", "timed iterations", 1},
-        {"warmup", T::Integer, "2", "untimed iterations"},
+       {{"bytes", T::Size, "64MiB", "message size", 4, kMaxBusbwBytes},
+        {"iterations", T::Integer, "10", "timed iterations", 1, kMaxIterations},
+        {"warmup", T::Integer, "2", "untimed iterations", 0, kMaxIterations},
         {"min_gbytes_per_s", T::Number, "", "least bus bandwidth, GB/s (1e9 bytes/s)"},
-        {"timeout_s", T::Number, "120", "seconds one allreduce may take", 0.001}},
+        {"timeout_s", T::Number, "120", "seconds one allreduce may take", 0.001, kMaxTimeout}},
        nullptr, check_allreduce_busbw, nullptr},
       {"link_bandwidth", CheckScope::Cluster, "pairwise node-to-node libfabric bandwidth",
        {{"provider", T::String, "", "libfabric provider"},
-        {"bytes", T::Size, "4MiB", "message size", 1},
-        {"window", T::Integer, "16", "messages in flight", 1},
-        {"iterations", T::Integer, "4", "timed windows per pair", 1},
+        {"bytes", T::Size, "4MiB", "message size", 1, kMaxLinkBytes},
+        {"window", T::Integer, "16", "messages in flight", 1, 128},
+        {"iterations", T::Integer, "4", "timed windows per pair", 1, kMaxIterations},
         {"min_gbytes_per_s", T::Number, "0", "least bandwidth per link, GB/s (0: off)"},
         {"max_slowdown", T::Number, "2", "flag links this many times below the median (0: off)"},
-        {"all_pairs_max", T::Integer, "32", "test every pair up to this many nodes", 2},
-        {"rounds", T::Integer, "8", "rounds of disjoint pairs above that", 1},
-        {"timeout_s", T::Number, "60", "seconds any single wait may take", 0.001}},
+        {"all_pairs_max", T::Integer, "32", "test every pair up to this many nodes", 2, kMaxNodes},
+        {"rounds", T::Integer, "8", "rounds of disjoint pairs above that", 1, kMaxNodes},
+        {"timeout_s", T::Number, "60", "seconds any single wait may take", 0.001, kMaxTimeout}},
        nullptr, check_link_bandwidth, validate_link},
   };
   return specs;

@@ -8,6 +8,7 @@
 //                   result per node (on rank 0)
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,10 @@ struct NodeContext {
 };
 
 class ClusterContext;
+
+// The largest allreduce a check runs (allreduce_busbw's bytes, isolate
+// --bytes): every rank holds two such buffers.
+inline constexpr uint64_t kMaxAllreduceBytes = uint64_t{4} << 30;
 
 enum class CheckScope { Node, Cluster };
 

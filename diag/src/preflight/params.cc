@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
 
 #include "shared/text.h"
+#include "smddp/common/numbers.h"
 #include "smddp/common/sizes.h"
 #include "smddp/error.h"
 
@@ -21,6 +25,14 @@ std::string_view to_string(ParamType t) {
     case ParamType::StringList: return "a list of strings";
   }
   return "a value";
+}
+
+std::string bound_text(const ParamSpec& spec, double bound) {
+  if (spec.type == ParamType::Size || spec.type == ParamType::SizeOrUnlimited) {
+    return format_bytes(static_cast<uint64_t>(bound));
+  }
+  if (bound == std::floor(bound) && std::fabs(bound) < 1e15) return std::to_string(static_cast<long long>(bound));
+  return fmt::format("{}", bound);
 }
 
 const ParamValue& Params::at(const std::string& name) const {
@@ -62,8 +74,8 @@ std::optional<ParamValue> parse_scalar(ParamType type, const std::string& raw) {
       if (text == "any") return ParamValue(Unlimited{});
       [[fallthrough]];
     case ParamType::Integer: {
-      if (text.find('.') != std::string::npos) return std::nullopt;
-      if (auto v = parse_int(text)) return ParamValue(*v);
+      // Decimal only (smddp/common/numbers.h): "0x10" and "1.5" are refused.
+      if (auto v = common::parse_integer(text)) return ParamValue(*v);
       return std::nullopt;
     }
     case ParamType::Number:

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,15 +26,25 @@ enum class ParamType {
 };
 std::string_view to_string(ParamType t);
 
+// No upper bound: a threshold that is only compared (max_ms, max_celsius).
+inline constexpr double kNoMax = std::numeric_limits<double>::infinity();
+
 struct ParamSpec {
-  ParamSpec(std::string_view n, ParamType t, std::string_view def, std::string_view h, double lower = 0)
-      : name(n), type(t), default_value(def), help(h), min(lower) {}
+  ParamSpec(std::string_view n, ParamType t, std::string_view def, std::string_view h, double lower = 0,
+            double upper = kNoMax)
+      : name(n), type(t), default_value(def), help(h), min(lower), max(upper) {}
   std::string_view name;
   ParamType type;
   std::string_view default_value;  // YAML text; empty: required
   std::string_view help;
   double min = 0;                  // Integer/Number/Size lower bound
+  // Integer/Number/Size upper bound: what a check allocates, waits or casts
+  // to int stays bounded (a count to int, seconds to common::kMaxSeconds).
+  double max = kNoMax;
 };
+
+// A bound as the messages and docs write it: "4 GiB" for a size, "10000000" for a count or seconds.
+std::string bound_text(const ParamSpec& spec, double bound);
 
 struct Unlimited {
   bool operator==(const Unlimited&) const = default;

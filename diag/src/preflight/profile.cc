@@ -165,7 +165,8 @@ class ProfileReader {
     if (const auto* i = std::get_if<int64_t>(&*parsed)) number = static_cast<double>(*i);
     if (const auto* d = std::get_if<double>(&*parsed)) number = *d;
     if (const auto* s = std::get_if<uint64_t>(&*parsed)) number = static_cast<double>(*s);
-    if (number < ps.min) fail(value, fmt::format("{}: must be at least {}, got '{}'", where, ps.min, value.Scalar()));
+    if (number < ps.min) fail(value, fmt::format("{}: must be at least {}, got '{}'", where, bound_text(ps, ps.min), value.Scalar()));
+    if (number > ps.max) fail(value, fmt::format("{}: must be at most {}, got '{}'", where, bound_text(ps, ps.max), value.Scalar()));
     return *parsed;
   }
 

@@ -16,8 +16,13 @@ namespace smddp::diag {
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
+// Inputs are bounded (common::kMaxSeconds); the cap is a guard: a duration
+// past the clock's int64 nanoseconds would wrap into the past, a deadline
+// already missed, and a healthy peer would be reported as silent.
 inline Deadline deadline_in(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  constexpr double kCap = 1e9;  // about 31 years; 1e18 ns of the 9.2e18 an int64 holds
+  const double s = !(seconds < kCap) ? kCap : seconds;
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
 // True when a process manager started us (Open MPI's mpirun, PMIx, Slurm PMI).

@@ -8,29 +8,20 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "smddp/common/numbers.h"
+
 namespace smddp::diag {
 
-std::optional<double> parse_double(std::string_view text) {
-  const std::string s(trim(text));
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
+std::optional<double> parse_double(std::string_view text) { return common::parse_number(text); }
 
 std::optional<int64_t> parse_int(std::string_view text) {
   const std::string_view s = trim(text);
-  if (s.empty()) return std::nullopt;
   if (s.starts_with("0x") || s.starts_with("0X")) {
     auto v = parse_hex(s);
     if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
     return static_cast<int64_t>(*v);
   }
-  int64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
+  return common::parse_integer(s);
 }
 
 std::optional<uint64_t> parse_hex(std::string_view text) {

@@ -18,10 +18,15 @@ using common::join;
 using common::split;
 using common::trim;
 
-// Sizes ("64MiB", "8M") are smddp::common::parse_size (docs/bench.md#sizes).
-// Integer or hexadecimal (0x...) text; nullopt otherwise.
+// Sizes ("64MiB", "8M") are smddp::common::parse_size (docs/bench.md#sizes);
+// decimal numbers common::parse_number/parse_integer (smddp/common/numbers.h).
+// A decimal integer, or hexadecimal (0x...) where a file the kernel or NCCL
+// writes may hold either (sysfs, topology XML); nullopt otherwise. What a
+// user types (profiles, flags) is decimal only: common::parse_integer.
 std::optional<int64_t> parse_int(std::string_view text);
+// Hexadecimal, with or without 0x: PCI ids, class codes, CPU masks.
 std::optional<uint64_t> parse_hex(std::string_view text);
+// common::parse_number: decimal, finite.
 std::optional<double> parse_double(std::string_view text);
 
 // 1536 -> "1.5 KiB"; exact powers print without decimals ("64 MiB").

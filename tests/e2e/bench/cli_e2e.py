@@ -108,6 +108,22 @@ BAD = [
     ([], {"SMDDP_SHM_SLOT_BYTES": "1"}, "SMDDP_SHM_SLOT_BYTES"),
     ([], {"SMDDP_SHM_CELL_BYTES": "2G"}, "SMDDP_SHM_CELL_BYTES"),
     ([], {"SMDDP_BENCH_MEMORY": "lots"}, "SMDDP_BENCH_MEMORY"),
+    # Decimal numbers only (docs/bench.md#numbers): CLI11 alone reads 0x10 as 16.
+    (["-T", "0x10"], {}, "-T/--timeout '0x10': hexadecimal"),
+    (["-T", "99999999999"], {}, "more than 10000000 seconds"),
+    (["-n", "0x2"], {}, "-n/--iters '0x2': hexadecimal"),
+    (["-n", "1.5"], {}, "not a whole number"),
+    (["-n", "99999999999999999999"], {}, "out of range"),
+    (["-w", "inf"], {}, "warmup"),
+    (["--linger", "1e999"], {}, "linger"),
+    (["--min-busbw", "0x10"], {}, "hexadecimal"),
+    (["-f", "0x2"], {}, "stepfactor"),
+    (["-r", "0x1"], {}, "hexadecimal"),
+    ([], {"SMDDP_TIMEOUT": "0x10"}, "SMDDP_TIMEOUT='0x10': hexadecimal"),
+    ([], {"SMDDP_FABRIC_NAP_US": "0x10"}, "hexadecimal"),
+    ([], {"NCCL_TESTS_MIN_BW": "inf"}, "NCCL_TESTS_MIN_BW"),
+    # Timings that cannot fit the host's memory budget: -e could be lowered, -n cannot.
+    (["-n", "2000000000"], {"SMDDP_BENCH_MEMORY": "1M"}, "-n/--iters 2000000000"),
 ]
 
 
@@ -144,6 +160,9 @@ def test_refusals_mpi():
     cases = [(["allreduce", "broadcast", "--algorithm", "ring"], {}, "broadcast"),
              (["-T", "inf"], {}, "timeout"), (["--seed", "-1"], {}, "seed"),
              (["-d", "float32,float32"], {}, "twice"), (["-r", "2"], {}, "not a rank"),
+             (["-n", "0x2"], {}, "hexadecimal"), (["-T", "0x10"], {}, "hexadecimal"),
+             # After the ranks connect, the same on every rank: rank 0 says it.
+             (["-I", "1", "-n", "100000000"], {"SMDDP_BENCH_MEMORY": "1M"}, "-n/--iters 100000000"),
              ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
              ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
              ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),

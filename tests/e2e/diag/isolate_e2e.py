@@ -284,7 +284,8 @@ def test_isolate_bad_input():
         cases = [
             (["isolate", "--mad-k", "0"], "--mad-k must be positive"),
             (["isolate", "--bytes", "lots"], "--bytes 'lots'"),
-            (["isolate", "--round-timeout", "0"], "--round-timeout must be positive"),
+            (["isolate", "--round-timeout", "0"], "--round-timeout '0': not above 0"),
+            (["isolate", "--round-timeout", "0x10"], "--round-timeout '0x10': hexadecimal"),
             (["isolate"], "run it under mpirun or srun"),
             (["isolate", "--profile", "no-such-profile"], "unknown profile 'no-such-profile'"),
             (["baseline", "learn", os.path.join(d, "none.json"), "-o", out], "cannot read"),

@@ -171,6 +171,42 @@ def case_bad_input(binary, tmp):
     junk = os.path.join(tmp, "junk.json")
     with open(junk, "w") as f:
         f.write("{not json")
+    # Absurd files (docs/model.md#bounds): refused before any schedule is drawn.
+    tiny_slots = os.path.join(tmp, "tiny_slots.json")
+    with open(tiny_slots, "w") as f:
+        json.dump(dict(model_doc(KNOWN), schedule={"shm_slot_bytes": 1}), f)
+    huge_slots = os.path.join(tmp, "huge_slots.json")
+    with open(huge_slots, "w") as f:
+        json.dump(dict(model_doc(KNOWN), schedule={"shm_slot_bytes": -1}), f)
+    many_ranks = os.path.join(tmp, "many_ranks.json")
+    with open(many_ranks, "w") as f:
+        json.dump(dict(bench_doc(1, 2, [("allreduce", "ring", 4096, 10.0)]), nranks=10**12, nnodes=1), f)
+    big_rows = os.path.join(tmp, "big_rows.json")
+    with open(big_rows, "w") as f:
+        json.dump(dict(bench_doc(1, 2, [("allreduce", "ring", 4096, 10.0)]), nranks=1 << 20, nnodes=1), f)
+    export_dir = os.path.join(tmp, "astra_never")
+    bounded = [
+        # (arguments, a word of the one line)
+        (["predict", known, "--hosts", "1000000000", "--ranks-per-host", "1"], "4096 ranks"),
+        (["predict", known, "--hosts", "65536", "--ranks-per-host", "65536"], "4096 ranks"),
+        (["predict", known, "--hosts", "2", "--ranks-per-host", "1", "-e", "1P"], "shared-memory steps"),
+        (["predict", known, "--hosts", "0x10", "--ranks-per-host", "1"], "--hosts '0x10': hexadecimal"),
+        (["predict", known, "--hosts", "2", "--ranks-per-host", "1.5"], "--ranks-per-host '1.5': not a whole number"),
+        (["predict", known, "--hosts", "99999999999", "--ranks-per-host", "1"], "--hosts"),
+        (["predict", tiny_slots, "--hosts", "2", "--ranks-per-host", "1"], "shm_slot_bytes must be 4096..1073741824"),
+        (["predict", huge_slots, "--hosts", "2", "--ranks-per-host", "1"], "shm_slot_bytes must be 4096..1073741824"),
+        (["export", known, "--astra-sim", export_dir, "--hosts", "100000"], "4096 ranks"),
+        (["fit", many_ranks, "-o", os.path.join(tmp, "m.json")], "`nranks` must be an integer 0..1048576"),
+        (["fit", big_rows, "-o", os.path.join(tmp, "m.json")], "4096 ranks"),
+        (["check", known, big_rows], "4096 ranks"),
+        (["fit", many_ranks, "-o", os.path.join(tmp, "m.json"), "--shm-slot-bytes", "1"], "--shm-slot-bytes"),
+    ]
+    for args, word in bounded:
+        p = run(binary, *args, expect=64)
+        lines = p.stderr.strip().splitlines()
+        assert p.stdout == "" and len(lines) == 1 and word in lines[0], (args, p.stderr)
+    assert not os.path.exists(export_dir), "export created its directory before refusing"
+    assert not os.path.exists(os.path.join(tmp, "m.json")), "fit wrote a model from a refused file"
     cases = [
         ["predict", known, "--hosts", "0", "--ranks-per-host", "1"],
         ["predict", known, "--hosts", "2", "--ranks-per-host", "1", "nosuchcollective"],

@@ -169,7 +169,7 @@ TEST(ModelRows, KeepsWhatTheScheduleCanPredict) {
   doc["rows"][5]["per_iteration"] = {{"p50_us", 15.0}};
   const std::string path = temp_path("rows.json");
   std::ofstream(path) << doc.dump();
-  const Loaded l = load_results({path});
+  const Loaded l = load_results({path}, {});
   ASSERT_EQ(l.rows.size(), 2u);
   EXPECT_EQ(l.skipped, 4);  // in place, mpi, unknown algorithm, wrong values
   EXPECT_EQ(l.rows[0].row, 0);
@@ -181,7 +181,7 @@ TEST(ModelRows, KeepsWhatTheScheduleCanPredict) {
   // Hosts with different rank counts have no one shape.
   doc["ranks"] = {{{"rank", 0}, {"node", 0}}, {{"rank", 1}, {"node", 0}}, {{"rank", 2}, {"node", 0}}, {{"rank", 3}, {"node", 1}}};
   std::ofstream(path) << doc.dump();
-  EXPECT_THROW(load_results({path}), UsageError);
+  EXPECT_THROW(load_results({path}, {}), UsageError);
   std::remove(path.c_str());
 }
 

@@ -128,6 +128,40 @@ TEST(Rows, MalformedDocumentsAreUsageErrors) {
   EXPECT_THROW(read_result_rows(unnamed, "c.json"), UsageError);
 }
 
+// Counts that would be cast to int (a false rank count, an overflowed
+// product) are refused, naming the bound.
+TEST(Rows, AbsurdCountsAreRefusedNamingTheBound) {
+  const auto refused = [](const nlohmann::json& doc) {
+    try {
+      read_result_rows(doc, "c.json");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  for (const nlohmann::json& v : {nlohmann::json(1e12), nlohmann::json(uint64_t{1} << 40), nlohmann::json(-1),
+                                  nlohmann::json(2.5), nlohmann::json("4")}) {
+    auto doc = bench_doc();
+    doc["nranks"] = v;
+    EXPECT_NE(refused(doc).find("`nranks` must be an integer 0..1048576"), std::string::npos) << v;
+  }
+  auto row_hosts = bench_doc();
+  row_hosts["rows"][0]["hosts"] = 1e10;
+  EXPECT_NE(refused(row_hosts).find("`hosts` must be an integer"), std::string::npos);
+  auto at_bound = bench_doc();
+  at_bound["nranks"] = kMaxRanks;
+  EXPECT_EQ(read_result_rows(at_bound, "c.json")[0].ranks, kMaxRanks);
+  // nthreads x ngpus x devices: each in range, the product not.
+  auto product = nccl_tests_doc();
+  product["config"]["nthreads"] = 1 << 20;
+  product["config"]["ngpus"] = 1 << 20;
+  EXPECT_NE(refused(product).find("more than 1048576 ranks"), std::string::npos);
+  // A row number that is not a small integer only labels: numbered by its place.
+  auto label = bench_doc();
+  label["rows"][0]["row"] = 1e300;
+  EXPECT_EQ(read_result_rows(label, "c.json")[0].index, 0);
+}
+
 TEST(Rows, FilesThatCannotBeReadAreUsageErrors) {
   const std::string dir = ::testing::TempDir() + "/smddp_rows_" + std::to_string(::getpid());
   EXPECT_THROW(read_result_file(dir + "_missing.json"), UsageError);

@@ -19,6 +19,7 @@
 
 #include "core/config_internal.h"
 #include "kernels/kernels.h"
+#include "smddp/common/numbers.h"
 #include "smddp/common/sizes.h"
 #include "smddp/common/strings.h"
 #include "smddp/error.h"
@@ -27,6 +28,7 @@
 namespace smddp::config {
 namespace {
 
+using common::parse_integer;
 using common::parse_size;
 using common::split;
 using common::to_lower;
@@ -131,33 +133,11 @@ std::string or_list(const std::vector<std::string>& items) {
   return s;
 }
 
-std::optional<int64_t> parse_integer(const std::string& v) {
-  if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-')) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  long long x = std::strtoll(v.c_str(), &end, 10);
-  if (errno || *end) return std::nullopt;
-  return x;
-}
-
 std::optional<bool> parse_flag(const std::string& v) {
   const std::string l = to_lower(v);
   if (l == "1" || l == "true" || l == "yes" || l == "on") return true;
   if (l == "0" || l == "false" || l == "no" || l == "off") return false;
   return std::nullopt;
-}
-
-// Up to about four months: a Deadline in nanoseconds cannot overflow.
-constexpr double kMaxSeconds = 1e7;
-
-std::optional<double> parse_seconds(const std::string& v) {
-  if (v.empty()) return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  double x = std::strtod(v.c_str(), &end);
-  // strtod takes "nan", "inf" and overflows (1e400) to HUGE_VAL with ERANGE.
-  if (errno || *end || !std::isfinite(x) || !(x > 0) || x > kMaxSeconds) return std::nullopt;
-  return x;
 }
 
 std::mutex g_checks_mutex;
@@ -274,7 +254,7 @@ std::string expectation(const Setting& s) {
     case Type::Choice:
       return or_list(split(s.choices, ','));
     case Type::Seconds:
-      return "seconds > 0";
+      return common::seconds_expectation(true);
     case Type::File:
       return "a readable file";
     case Type::Directory:
@@ -310,8 +290,11 @@ std::string problem(const Setting& s, std::string_view name, const std::string& 
   const std::string bad = head + expectation(s);
   switch (s.type) {
     case Type::Integer: {
-      auto x = parse_integer(value);
-      return x && *x >= s.lo && *x <= s.hi ? "" : bad;
+      // The one decimal grammar (smddp/common/numbers.h); why it is not one, when it is not.
+      std::string why;
+      auto x = parse_integer(value, &why);
+      if (!x) return std::string(name) + "='" + value + "': " + why + "; expected " + expectation(s);
+      return *x >= s.lo && *x <= s.hi ? "" : bad;
     }
     case Type::Size: {
       // The grammar of every size (docs/bench.md#sizes); why it is not one, when it is not.
@@ -338,8 +321,11 @@ std::string problem(const Setting& s, std::string_view name, const std::string& 
       }
       return bad;
     }
-    case Type::Seconds:
-      return parse_seconds(value) ? "" : bad;
+    case Type::Seconds: {
+      std::string why;
+      if (common::parse_seconds(value, true, &why)) return "";
+      return std::string(name) + "='" + value + "': " + why + "; expected " + expectation(s);
+    }
     case Type::File:
     case Type::Library: {
       if (s.type == Type::Library && value.find('/') == std::string::npos) return "";  // the loader searches
@@ -444,7 +430,7 @@ double seconds(std::string_view name) {
   const Setting& s = typed(name, Type::Seconds);
   const std::string v = current(s, name);
   require(s, name, v);
-  return *parse_seconds(v);
+  return *common::parse_seconds(v, true);
 }
 
 bool flag(std::string_view name) {

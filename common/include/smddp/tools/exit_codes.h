@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <span>
+#include <string>
 
 #include "smddp/error.h"
 
@@ -26,6 +27,10 @@ inline constexpr int kExitRuntime = 70;        // any other runtime failure (EX_
 // The code for an exception that ended a tool: UsageError 64,
 // UnavailableError 69, TimeoutError/PeerLostError/TransportError 3, else 70.
 int exit_code_for(const std::exception& e);
+
+// The text of an exception that ended a tool, for its one line: what()
+// except for std::bad_alloc, whose what() is libstdc++'s "std::bad_alloc".
+std::string error_text(const std::exception& e);
 
 struct ExitCodeUse {
   int code;

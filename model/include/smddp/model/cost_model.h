@@ -51,6 +51,20 @@ double predict_us(const Model& m, const schedule::Schedule& s);
 // Tiers a schedule uses that the model has no data for ("network").
 std::vector<std::string> undetermined_tiers(const Model& m, const schedule::Schedule& s);
 
+// How large a schedule the model draws (docs/model.md#bounds). Schedules are
+// drawn rank by rank and step by step: their time and memory grow as the
+// square of the ranks (4096 ranks: about 2 GB and half a minute for every
+// collective at one size) and with bytes / shm_slot_bytes shared-memory
+// steps. Asked for more, by a flag or by a file, the tools refuse.
+inline constexpr int64_t kMaxRanks = 4096;
+inline constexpr uint64_t kMaxShmSteps = uint64_t{1} << 20;
+// A model file's schedule.shm_slot_bytes: SMDDP_SHM_SLOT_BYTES' range.
+inline constexpr uint64_t kMinSlotBytes = 4096, kMaxSlotBytes = uint64_t{1} << 30;
+
+// "" when a schedule of hosts x ranks_per_host ranks at `bytes` is inside
+// those bounds, else why, naming the bound.
+std::string scale_problem(int64_t hosts, int64_t ranks_per_host, uint64_t bytes, const schedule::Options& options);
+
 // smddp-model's JSON file (docs/model.md). from_json throws UsageError.
 nlohmann::json to_json(const Model& m);
 Model from_json(const nlohmann::json& j, const std::string& origin);

@@ -14,6 +14,10 @@
 
 namespace smddp::results {
 
+// The most ranks a results file may name (its nranks, nnodes, a row's ranks
+// or hosts, nccl-tests' devices x nthreads x ngpus); more is refused as malformed.
+inline constexpr int kMaxRanks = 1 << 20;
+
 // One measured row: one size, dtype, backend and placement of one run.
 // Names are the engine's (collective "allreduce", dtype "float"), whatever
 // spelling the file used ("all_reduce_perf", "float32").
