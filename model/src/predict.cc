@@ -3,11 +3,11 @@
 // format: <collective> <single|multi> <max_bytes|inf> <names>).
 #include <algorithm>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "smddp/error.h"
+#include "smddp/tools/atomic_file.h"
 #include "smddp/tools/paths.h"
 #include "smddp/traits.h"
 #include "verbs.h"
@@ -66,12 +66,7 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   if (!dt) throw UsageError("unknown dtype '" + o.dtype + "'");
   const auto colls = parse_collectives(o.collectives);
   const Model m = load(o.model);
-  std::ofstream tuning_out;
-  if (!o.tuning_file.empty()) {
-    tools::check_writable(o.tuning_file, "--tuning-file");
-    tuning_out.open(o.tuning_file);
-    if (!tuning_out) throw UsageError(o.tuning_file + ": cannot write the tuning file");
-  }
+  tools::check_writable(o.tuning_file, "--tuning-file");  // "" passes: no file
   const schedule::Topology topo{o.hosts, o.ranks_per_host};
   const bool multi = o.hosts > 1;
 
@@ -144,7 +139,8 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   } else {
     for (const auto& t : missing) out << "warning: the model has no data for the " << t << " tier; its terms count as 0\n";
   }
-  if (tuning_out.is_open() && !(tuning_out << tuning)) throw Error(o.tuning_file + ": write failed");
+  // As every output file: whole or not at all, through a symbolic link, into a device or FIFO.
+  if (!o.tuning_file.empty()) tools::write_atomically(o.tuning_file, tuning);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "smddp/common/strings.h"
 #include "smddp/error.h"
 #include "smddp/tools/input_file.h"
 #include "smddp/types.h"
@@ -30,6 +31,15 @@ std::optional<uint64_t> wrong_at(const nlohmann::json& obj, const char* key) {
   const auto v = number_at(obj, key);
   if (!v || *v < 0) return std::nullopt;
   return static_cast<uint64_t>(*v);
+}
+
+// A row naming what no tool knows (a misspelling, a collective of another
+// suite) would match no baseline entry and predict nothing: it is refused.
+void check_names(int index, std::initializer_list<std::pair<const char*, std::string>> names) {
+  for (const auto& [key, value] : names) {
+    if (value.empty()) continue;  // not given: the row says nothing about it
+    if (std::string why = unknown_name(key, value); !why.empty()) throw Malformed("row " + std::to_string(index) + ": " + why);
+  }
 }
 
 uint64_t bytes_at(const nlohmann::json& r, const char* key) {
@@ -78,6 +88,8 @@ void read_bench_rows(const nlohmann::json& doc, const std::string& origin, std::
     row.time_us = number_at(r, "time_us");
     if (r.contains("per_iteration")) row.p50_us = number_at(r["per_iteration"], "p50_us");
     row.wrong = wrong_at(r, "wrong");
+    check_names(row.index, {{"collective", r["collective"].get<std::string>()}, {"dtype", r.value("dtype", "")},
+                            {"backend", row.backend}, {"memory", row.memory}});
     out.push_back(std::move(row));
   }
 }
@@ -132,6 +144,7 @@ void read_nccl_tests_results(const nlohmann::json& doc, const std::string& origi
       const std::string per_iter = std::string(placement) + "_per_iter";
       if (r.contains(per_iter)) row.p50_us = number_at(r[per_iter], "p50_us");
       row.wrong = wrong_at(body, "nwrong");
+      check_names(index, {{"collective", collective}, {"dtype", r.value("type", "")}});
       out.push_back(std::move(row));
     }
     ++index;
@@ -150,6 +163,36 @@ std::string canonical_collective(std::string s) {
 std::string canonical_dtype(const std::string& s) {
   const auto t = parse_dtype(s);
   return t ? std::string(to_string(*t)) : s;
+}
+
+bool is_backend_name(const std::string& name) {
+  // mpi:ALGORITHM forces one of Open MPI's tuned algorithms; "mpi:" names none.
+  return name == "smddp" || name == "nccl" || name == "mpi" || (name.starts_with("mpi:") && name.size() > 4);
+}
+
+std::string unknown_name(const std::string& key, const std::string& value) {
+  std::vector<std::string> valid;
+  bool known = false;
+  if (key == "collective") {
+    known = parse_collective(canonical_collective(value)).has_value();
+    for (Collective c : all_collectives()) valid.emplace_back(to_string(c));
+  } else if (key == "dtype") {
+    known = parse_dtype(value).has_value();
+    for (DataType t : all_dtypes()) valid.emplace_back(to_string(t));
+  } else if (key == "op") {
+    known = parse_op(value).has_value();
+    for (ReduceOp op : all_ops()) valid.emplace_back(to_string(op));
+  } else if (key == "memory") {
+    known = parse_memory_kind(value).has_value();
+    for (MemoryKind m : {MemoryKind::Host, MemoryKind::Cuda}) valid.emplace_back(to_string(m));
+  } else if (key == "backend") {
+    if (is_backend_name(value)) return "";
+    return "unknown backend '" + value + "'; valid: " + kBackendChoices;
+  } else {
+    return "unknown name kind '" + key + "'";
+  }
+  if (known) return "";
+  return "unknown " + key + " '" + value + "'; valid: " + common::join(valid, ", ");
 }
 
 std::string ResultRow::label() const {

@@ -269,7 +269,7 @@ void request_stop(int sig) { g_stop_signal = sig; }
 
 int finish_exit_code(const Summary& s) {
   if (s.wrong) return kExitWrong;
-  if (s.below_threshold || !s.below_baseline.empty()) return kExitBelowThreshold;
+  if (s.below_threshold || !s.below_baseline.empty() || s.baseline_judged_nothing) return kExitBelowThreshold;
   return kExitOk;
 }
 
@@ -515,11 +515,17 @@ int run_benchmark(const BenchOptions& options) {
       const results::GateResult gate =
           o.baseline_model ? static_cast<results::GateResult>(model_gate) : results::gate_rows(o.baseline, baseline_rows);
       for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
+      // A gate that judged nothing did not pass: it fails as a row below it would.
+      summary.baseline_judged_nothing = gate.judged == 0;
       if (rank == 0) {
         for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());
         for (const auto& u : model_gate.unpredicted) std::fprintf(stderr, "smddp-bench: not judged (no prediction): %s\n", u.c_str());
         std::fprintf(stderr, "smddp-bench: --baseline %s: %zu of %zu rows judged, %zu below\n", o.baseline_path.c_str(),
                      static_cast<size_t>(gate.judged), baseline_rows.size(), gate.failures.size());
+        if (summary.baseline_judged_nothing) {
+          std::fprintf(stderr, "smddp-bench: --baseline %s: no row was judged (%s): the gate fails\n", o.baseline_path.c_str(),
+                       o.baseline_model ? "the model predicts none of them" : "no entry matches a row with a bus bandwidth");
+        }
         std::fflush(stderr);
       }
     }

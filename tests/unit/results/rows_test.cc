@@ -128,6 +128,29 @@ TEST(Rows, MalformedDocumentsAreUsageErrors) {
   EXPECT_THROW(read_result_rows(unnamed, "c.json"), UsageError);
 }
 
+// A row naming what no tool knows would match no baseline entry and
+// predict nothing: the file is refused, naming the row and the name.
+TEST(Rows, UnknownNamesAreUsageErrors) {
+  auto refusal = [](const nlohmann::json& doc) -> std::string {
+    try {
+      read_result_rows(doc, "r.json");
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const nlohmann::json ok = {{"rows", {{{"row", 0}, {"collective", "allreduce"}, {"dtype", "float32"}, {"bytes", 8}}}}};
+  EXPECT_EQ(refusal(ok), "");
+  nlohmann::json bad = ok;
+  bad["rows"][0]["collective"] = "allreduc";
+  EXPECT_NE(refusal(bad).find("row 0: unknown collective 'allreduc'; valid: allreduce"), std::string::npos) << refusal(bad);
+  bad = ok;
+  bad["rows"][0]["backend"] = "ncll";
+  EXPECT_NE(refusal(bad).find("unknown backend 'ncll'"), std::string::npos) << refusal(bad);
+  const nlohmann::json nccl = {{"args", {"./hypercube_perf"}}, {"results", {{{"size", 8}, {"type", "float"}, {"in_place", {{"bus_bw", 1.0}}}}}}};
+  EXPECT_NE(refusal(nccl).find("unknown collective 'hypercube_perf'"), std::string::npos) << refusal(nccl);
+}
+
 TEST(Rows, FilesThatCannotBeReadAreUsageErrors) {
   const std::string dir = ::testing::TempDir() + "/smddp_rows_" + std::to_string(::getpid());
   EXPECT_THROW(read_result_file(dir + "_missing.json"), UsageError);
