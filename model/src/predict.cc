@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
 #include "smddp/error.h"
 #include "smddp/tools/atomic_file.h"
@@ -58,7 +59,10 @@ struct SizeResult {
 
 }  // namespace
 
-int run_predict(const PredictOptions& o, std::ostream& out) {
+int run_predict(const PredictOptions& o, std::ostream& shown) {
+  // Printed once the tuning file is written: a refused one (a FIFO no
+  // process reads) is then the only output.
+  std::ostringstream out;
   if (o.hosts < 1 || o.ranks_per_host < 1) throw UsageError("--hosts and --ranks-per-host must be >= 1");
   if (o.min_bytes > o.max_bytes) throw UsageError("-b must not exceed -e");
   if (o.factor < 2) throw UsageError("-f must be >= 2");
@@ -141,6 +145,7 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   }
   // As every output file: whole or not at all, through a symbolic link, into a device or FIFO.
   if (!o.tuning_file.empty()) tools::write_atomically(o.tuning_file, tuning);
+  shown << out.str();
   return 0;
 }
 
