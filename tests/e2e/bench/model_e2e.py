@@ -237,7 +237,7 @@ def test_bad_input():
         write(misspelled, doc)
         cases += [(["--baseline", misspelled], "unknown key 'alpah_us'"), (["--model", misspelled], "unknown key 'alpah_us'")]
         # -J into a FIFO that no process reads: refused, never waited on (run's timeout turns a hang into a failure).
-        cases += [(["-J", fifo], "a FIFO with no reader")]
+        cases += [(["-J", fifo], "a FIFO with no reader"), (["--emf", fifo], "a FIFO with no reader")]
         for args, needle in cases:
             out = os.path.join(d, "out.json")
             r = bench(*SWEEP, *args, *([] if "-J" in args else ["-J", out]))
