@@ -4,14 +4,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "algorithms/registry.h"
 #include "algorithms/selector.h"
 #include "core/config_internal.h"
+#include "smddp/common/input_file.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
 
@@ -41,11 +40,12 @@ void check(unsigned users) {
       }
     }
     if (name == "SMDDP_TUNING_FILE") {
-      std::ifstream f(value);
-      std::stringstream text;
-      text << f.rdbuf();
+      std::string text;
+      if (const std::string why = common::read_bounded_file(value, common::kMaxInputBytes, &text); !why.empty()) {
+        throw UsageError(name + "='" + value + "': cannot read: " + why);
+      }
       try {
-        parse_tuning(text.str(), value);
+        parse_tuning(text, value);
       } catch (const UsageError& e) {
         throw UsageError(name + "='" + value + "': " + e.what());  // the file, the line and why
       }

@@ -32,8 +32,18 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
   if (t.kind == WriteTarget::kRefused) throw Error("will not replace " + path + ": it " + t.refused);
   target_ = t.path;
   if (t.kind == WriteTarget::kStream) {
-    fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO with no reader fails at once (ENXIO) instead of
+    // waiting for one forever; the writes after it block as usual.
+    fd_ = open(target_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd_ < 0 && errno == ENXIO) throw UsageError("cannot write " + target_ + ": a FIFO with no reader");
     if (fd_ < 0) fail("write", target_, errno);
+    const int flags = fcntl(fd_, F_GETFL);
+    if (flags < 0 || fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      const int err = errno;
+      close(fd_);
+      fd_ = -1;
+      fail("write", target_, err);
+    }
     return;
   }
   tmp_ = target_ + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_serial++);

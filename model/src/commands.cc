@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <ostream>
+#include <sstream>
 
 #include "smddp/error.h"
 #include "smddp/tools/atomic_file.h"
@@ -26,7 +27,10 @@ std::string row_label(const Row& r) {
 
 }  // namespace
 
-int run_fit(const FitOptions& o, std::ostream& out) {
+int run_fit(const FitOptions& o, std::ostream& shown) {
+  // Printed once the model is written: a refused -o (a FIFO no process
+  // reads) is then the only output.
+  std::ostringstream out;
   if (o.output.empty()) throw UsageError("fit: -o MODEL.json is required");
   tools::check_writable(o.output, "-o");
   const Loaded loaded = load_results(o.results, o.schedule);
@@ -59,6 +63,7 @@ int run_fit(const FitOptions& o, std::ostream& out) {
                       {"loss", "huber on log(predicted/measured), 1.345 MAD"}};
   tools::write_atomically(o.output, to_json(f.model).dump(2) + "\n");
   out << fmt::format("median abs error: {:.1f}%\n", mae);
+  shown << out.str();
   return 0;
 }
 

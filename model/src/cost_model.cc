@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/tools/input_file.h"
 
@@ -102,45 +104,102 @@ nlohmann::json to_json(const Model& m) {
           {"fit", m.fit_info}};
 }
 
+namespace {
+
+// Every key of `obj` must be one of `known`: a misspelled name ("alpah_us",
+// "netwrok") would otherwise be ignored and its default used in silence.
+void check_keys(const nlohmann::json& obj, const std::vector<std::string>& known, const std::string& where,
+                const std::string& origin) {
+  for (const auto& [key, value] : obj.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw UsageError(origin + ": unknown key '" + key + "' in " + where + "; valid: " + list);
+  }
+}
+
+// The range of the engine's SMDDP_SHM_SLOT_BYTES (its configuration table):
+// a model's schedule setting stands for it.
+const config::Setting& shm_slot_setting() {
+  for (const auto& s : config::table()) {
+    if (s.name == "SMDDP_SHM_SLOT_BYTES") return s;
+  }
+  throw std::logic_error("config: no SMDDP_SHM_SLOT_BYTES");
+}
+
+}  // namespace
+
+std::string shm_slot_problem(uint64_t bytes) {
+  const config::Setting& slot = shm_slot_setting();
+  if (bytes >= static_cast<uint64_t>(slot.lo) && bytes <= static_cast<uint64_t>(slot.hi) && bytes % slot.multiple == 0) {
+    return "";
+  }
+  return "must be a byte count " + std::to_string(slot.lo) + ".." + std::to_string(slot.hi) + ", a multiple of " +
+         std::to_string(slot.multiple) + " (as SMDDP_SHM_SLOT_BYTES)";
+}
+
 Model from_json(const nlohmann::json& j, const std::string& origin) {
   auto fail = [&](const std::string& why) { throw UsageError(origin + ": " + why); };
-  if (!j.is_object() || j.value("format", "") != kFormat) fail("not an smddp-model file (format is not \"smddp-model\")");
-  if (j.value("version", 0) != kVersion) fail("version " + j.value("version", nlohmann::json()).dump() + " is not 1");
-  if (!j.contains("tiers") || !j["tiers"].is_object()) fail("no \"tiers\" object");
+  auto member = [](const nlohmann::json& obj, const char* key) -> const nlohmann::json* {
+    const auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+  };
+  if (!j.is_object()) fail("not an smddp-model file (not a JSON object)");
+  const auto* format = member(j, "format");
+  if (!format || !format->is_string() || format->get<std::string>() != kFormat) {
+    fail("not an smddp-model file (format is not \"smddp-model\")");
+  }
+  const auto* version = member(j, "version");
+  if (!version || !version->is_number_integer() || version->get<int64_t>() != kVersion) {
+    fail("version " + (version ? version->dump().substr(0, 40) : std::string("(none)")) + " is not 1");
+  }
+  check_keys(j, {"format", "version", "equation", "tiers", "schedule", "fit"}, "the document", origin);
+  const auto* tiers = member(j, "tiers");
+  if (!tiers || !tiers->is_object()) fail("no \"tiers\" object");
+  std::vector<std::string> tier_names, param_names(kParamNames.begin(), kParamNames.end());
+  for (Tier t : {Tier::Shm, Tier::Network}) tier_names.emplace_back(schedule::to_string(t));
+  check_keys(*tiers, tier_names, "tiers", origin);
+  std::vector<std::string> tier_keys = param_names;
+  tier_keys.insert(tier_keys.end(), {"bandwidth_gbps", "undetermined"});
   Model m;
   for (Tier t : {Tier::Shm, Tier::Network}) {
     const std::string name(schedule::to_string(t));
-    if (!j["tiers"].contains(name) || !j["tiers"][name].is_object()) fail("no tier \"" + name + "\"");
-    const auto& jt = j["tiers"][name];
-    const auto undetermined = jt.value("undetermined", nlohmann::json::object());
+    const auto* jt = member(*tiers, name.c_str());
+    if (!jt || !jt->is_object()) fail("no tier \"" + name + "\"");
+    check_keys(*jt, tier_keys, "tiers." + name, origin);
+    const auto* undetermined = member(*jt, "undetermined");
+    if (undetermined && !undetermined->is_object()) fail("tiers." + name + ".undetermined must be an object");
+    if (undetermined) check_keys(*undetermined, param_names, "tiers." + name + ".undetermined", origin);
     TierParams& tp = m.tier(t);
     for (int p = 0; p < kParams; ++p) {
-      const auto& v = jt.contains(kParamNames[p]) ? jt[kParamNames[p]] : nlohmann::json();
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      const auto* v = member(*jt, kParamNames[p]);
+      if (!v || !v->is_number() || !std::isfinite(v->get<double>()) || v->get<double>() < 0) {
         fail("tiers." + name + "." + kParamNames[p] + " must be a number >= 0");
       }
-      tp.value[p] = v.get<double>();
-      tp.determined[p] = !undetermined.contains(kParamNames[p]);
-      if (!tp.determined[p]) {
-        tp.note[p] = undetermined[kParamNames[p]].is_string() ? undetermined[kParamNames[p]].get<std::string>() : "no data";
+      tp.value[p] = v->get<double>();
+      const auto* note = undetermined ? member(*undetermined, kParamNames[p]) : nullptr;
+      tp.determined[p] = note == nullptr;
+      if (note) tp.note[p] = note->is_string() ? note->get<std::string>() : "no data";
+    }
+  }
+  if (const auto* s = member(j, "schedule")) {
+    if (!s->is_object()) fail("\"schedule\" must be an object");
+    check_keys(*s, {"shm_slot_bytes", "dedicated_cores", "cma"}, "schedule", origin);
+    if (const auto* v = member(*s, "shm_slot_bytes")) {
+      // The engine's own bounds: a tiny slot would make a schedule of
+      // billions of steps, a prediction without end.
+      const std::string why = v->is_number_unsigned() ? shm_slot_problem(v->get<uint64_t>()) : shm_slot_problem(0);
+      if (!why.empty()) fail("schedule.shm_slot_bytes " + why);
+      m.options.shm_slot_bytes = v->get<uint64_t>();
+    }
+    for (auto [key, field] : {std::pair{"dedicated_cores", &m.options.dedicated_cores}, {"cma", &m.options.cma}}) {
+      if (const auto* v = member(*s, key)) {
+        if (!v->is_boolean()) fail(std::string("schedule.") + key + " must be true or false");
+        *field = v->get<bool>();
       }
     }
   }
-  if (j.contains("schedule") && j["schedule"].is_object()) {
-    const auto& s = j["schedule"];
-    try {
-      m.options.shm_slot_bytes = s.value("shm_slot_bytes", m.options.shm_slot_bytes);
-      m.options.dedicated_cores = s.value("dedicated_cores", m.options.dedicated_cores);
-      m.options.cma = s.value("cma", m.options.cma);
-    } catch (const nlohmann::json::exception&) {
-      fail("\"schedule\" holds a value of the wrong type");
-    }
-    if (m.options.shm_slot_bytes < kMinSlotBytes || m.options.shm_slot_bytes > kMaxSlotBytes) {
-      fail("schedule.shm_slot_bytes must be " + std::to_string(kMinSlotBytes) + ".." + std::to_string(kMaxSlotBytes) +
-           " (SMDDP_SHM_SLOT_BYTES' range), not " + std::to_string(m.options.shm_slot_bytes));
-    }
-  }
-  if (j.contains("fit")) m.fit_info = j["fit"];
+  if (const auto* fit = member(j, "fit")) m.fit_info = *fit;
   return m;
 }
 

@@ -69,18 +69,29 @@ double gbps(double beta) { return beta > 0 ? 1e-3 / beta : 0; }
 int run_export(const ExportOptions& o, std::ostream& out) {
   if (o.simai.empty() && o.astra_sim.empty()) throw UsageError("export: give --simai FILE and/or --astra-sim DIR");
   if (o.hosts < 1 || o.ranks_per_host < 1) throw UsageError("--hosts and --ranks-per-host must be >= 1");
-  // The model and the bounds before anything is created (docs/model.md#bounds).
+  if (!o.astra_sim.empty() && o.hosts == 1 && o.ranks_per_host == 1) {
+    throw UsageError("export --astra-sim: one host with one rank has no network to describe");
+  }
+  // The model and the bounds, and every output, before anything is created (docs/model.md#bounds).
   const Model m = load(o.model);
   if (const std::string why = scale_problem(o.hosts, o.ranks_per_host, o.bytes, m.options); !why.empty()) {
     throw UsageError("export --hosts " + std::to_string(o.hosts) + " --ranks-per-host " + std::to_string(o.ranks_per_host) +
                      " --bytes " + std::to_string(o.bytes) + ": " + why);
   }
-  if (!o.simai.empty()) tools::check_writable(o.simai, "--simai");
+  tools::check_writable(o.simai, "--simai");
+  bool astra_dir_exists = false;
   if (!o.astra_sim.empty()) {
     std::error_code ec;
-    std::filesystem::create_directories(o.astra_sim, ec);
-    if (ec) throw UsageError("--astra-sim '" + o.astra_sim + "': cannot create the directory: " + ec.message());
-    tools::check_writable(o.astra_sim + "/network.yml", "--astra-sim");
+    astra_dir_exists = std::filesystem::exists(o.astra_sim, ec);
+    if (astra_dir_exists && !std::filesystem::is_directory(o.astra_sim, ec)) {
+      throw UsageError("--astra-sim '" + o.astra_sim + "': not a directory");
+    }
+    if (astra_dir_exists) {
+      tools::check_writable(o.astra_sim + "/network.yml", "--astra-sim");
+      tools::check_writable(o.astra_sim + "/system.json", "--astra-sim");
+    } else {
+      tools::check_writable(o.astra_sim, "--astra-sim");  // its parent directory takes a new entry
+    }
   }
   if (!o.simai.empty()) {
     tools::write_atomically(o.simai, simai_text(m, o));
@@ -105,7 +116,6 @@ int run_export(const ExportOptions& o, std::ostream& out) {
     };
     if (o.ranks_per_host > 1) dim({1, o.ranks_per_host}, shm, 1, o.ranks_per_host);
     if (o.hosts > 1) dim({o.hosts, 1}, net, o.ranks_per_host, o.hosts);
-    if (npus.empty()) throw UsageError("export --astra-sim: one host with one rank has no network to describe");
     auto list = [](const auto& v, auto fmt_one) {
       std::string s = "[ ";
       for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + fmt_one(v[i]);
@@ -127,6 +137,11 @@ int run_export(const ExportOptions& o, std::ostream& out) {
                           {"collective-optimization", "localBWAware"},
                           {"local-mem-bw", gbps(shm.value[1])},
                           {"boost-mode", 0}};
+    if (!astra_dir_exists) {
+      std::error_code ec;
+      std::filesystem::create_directories(o.astra_sim, ec);
+      if (ec) throw Error("--astra-sim '" + o.astra_sim + "': cannot create the directory: " + ec.message());
+    }
     tools::write_atomically(o.astra_sim + "/network.yml", yml);
     tools::write_atomically(o.astra_sim + "/system.json", sys.dump(4) + "\n");
     out << "wrote " << o.astra_sim << "/network.yml and system.json\n";

@@ -101,9 +101,8 @@ int main(int argc, char** argv) {
       fit.schedule.dedicated_cores = !shared_cores;
       fit.schedule.cma = !no_cma;
       fit.schedule.shm_slot_bytes = fit_sizes.get(slot, "--shm-slot-bytes", fit.schedule.shm_slot_bytes);
-      if (fit.schedule.shm_slot_bytes < model::kMinSlotBytes || fit.schedule.shm_slot_bytes > model::kMaxSlotBytes) {
-        throw smddp::UsageError("--shm-slot-bytes must be " + std::to_string(model::kMinSlotBytes) + ".." +
-                                std::to_string(model::kMaxSlotBytes) + " (SMDDP_SHM_SLOT_BYTES' range)");
+      if (const std::string why = model::shm_slot_problem(fit.schedule.shm_slot_bytes); !why.empty()) {
+        throw smddp::UsageError("--shm-slot-bytes " + why);
       }
       return model::run_fit(fit, std::cout);
     }

@@ -3,11 +3,12 @@
 // format: <collective> <single|multi> <max_bytes|inf> <names>).
 #include <algorithm>
 #include <fmt/format.h>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
 #include "smddp/error.h"
+#include "smddp/tools/atomic_file.h"
 #include "smddp/tools/paths.h"
 #include "smddp/traits.h"
 #include "verbs.h"
@@ -58,7 +59,10 @@ struct SizeResult {
 
 }  // namespace
 
-int run_predict(const PredictOptions& o, std::ostream& out) {
+int run_predict(const PredictOptions& o, std::ostream& shown) {
+  // Printed once the tuning file is written: a refused one (a FIFO no
+  // process reads) is then the only output.
+  std::ostringstream out;
   if (o.hosts < 1 || o.ranks_per_host < 1) throw UsageError("--hosts and --ranks-per-host must be >= 1");
   if (o.min_bytes > o.max_bytes) throw UsageError("-b must not exceed -e");
   if (o.factor < 2) throw UsageError("-f must be >= 2");
@@ -71,12 +75,7 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
     throw UsageError("predict --hosts " + std::to_string(o.hosts) + " --ranks-per-host " +
                      std::to_string(o.ranks_per_host) + " -e " + std::to_string(o.max_bytes) + ": " + why);
   }
-  std::ofstream tuning_out;
-  if (!o.tuning_file.empty()) {
-    tools::check_writable(o.tuning_file, "--tuning-file");
-    tuning_out.open(o.tuning_file);
-    if (!tuning_out) throw UsageError(o.tuning_file + ": cannot write the tuning file");
-  }
+  tools::check_writable(o.tuning_file, "--tuning-file");  // "" passes: no file
   const schedule::Topology topo{o.hosts, o.ranks_per_host};
   const bool multi = o.hosts > 1;
 
@@ -149,7 +148,9 @@ int run_predict(const PredictOptions& o, std::ostream& out) {
   } else {
     for (const auto& t : missing) out << "warning: the model has no data for the " << t << " tier; its terms count as 0\n";
   }
-  if (tuning_out.is_open() && !(tuning_out << tuning)) throw Error(o.tuning_file + ": write failed");
+  // As every output file: whole or not at all, through a symbolic link, into a device or FIFO.
+  if (!o.tuning_file.empty()) tools::write_atomically(o.tuning_file, tuning);
+  shown << out.str();
   return 0;
 }
 

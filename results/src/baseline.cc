@@ -36,6 +36,15 @@ double number(const std::string& origin, const YAML::Node& n, const std::string&
   return v;
 }
 
+// A whole number in [min, max]: a double cast to int beyond its range is undefined.
+int integer(const std::string& origin, const YAML::Node& n, const std::string& key, int min, int max) {
+  const double v = number(origin, n, key, min);
+  if (v > max || v != std::floor(v)) {
+    fail(origin, n, key + ": expected a whole number " + std::to_string(min) + ".." + std::to_string(max) + ", got '" + n.Scalar() + "'");
+  }
+  return static_cast<int>(v);
+}
+
 uint64_t size(const std::string& origin, const YAML::Node& n, const std::string& key) {
   if (!n.IsScalar()) fail(origin, n, key + ": expected a size like 1MiB");
   std::string why;
@@ -43,6 +52,9 @@ uint64_t size(const std::string& origin, const YAML::Node& n, const std::string&
   if (!v) fail(origin, n, key + ": expected " + std::string(common::kSizeExamples) + ", got '" + n.Scalar() + "' (" + why + ")");
   return *v;
 }
+
+// Ranks and hosts of one job: far above any real one, far below int's end.
+constexpr int kMaxCount = 1 << 24;
 
 const std::set<std::string> kEntryKeys = {"collective", "dtype", "backend", "memory", "bytes", "min_bytes", "max_bytes", "ranks",
                                           "hosts", "min_hosts", "busbw_gbps", "tolerance", "spread_gbps", "samples"};
@@ -64,7 +76,9 @@ Baseline parse_baseline_section(const YAML::Node& section, const std::string& or
   }
   const YAML::Node entries = section["entries"];
   if (!entries || !entries.IsSequence()) fail(origin, section, "baseline.entries: expected a list");
+  int number_of_entry = 0;
   for (const auto& n : entries) {
+    const std::string entry = "entry " + std::to_string(++number_of_entry) + ": ";
     if (!n.IsMap()) fail(origin, n, "baseline.entries: each entry is a mapping");
     BaselineEntry e;
     e.line = n.Mark().line + 1;
@@ -76,20 +90,25 @@ Baseline parse_baseline_section(const YAML::Node& section, const std::string& or
       }
     }
     if (!n["collective"] || !n["collective"].IsScalar()) fail(origin, n, "baseline entry: 'collective' is required");
-    e.collective = canonical_collective(n["collective"].Scalar());
-    for (auto [key, field] : {std::pair{"dtype", &e.dtype}, {"backend", &e.backend}, {"memory", &e.memory}}) {
-      if (n[key]) {
-        if (!n[key].IsScalar()) fail(origin, n[key], std::string(key) + ": expected a string");
-        *field = key == std::string("dtype") ? canonical_dtype(n[key].Scalar()) : n[key].Scalar();
-      }
+    // Names are checked against the engine's tables: a misspelled one would
+    // match no row, and the gate would pass without judging anything.
+    for (auto [key, field] : {std::pair{"collective", &e.collective}, {"dtype", &e.dtype}, {"backend", &e.backend},
+                              {"memory", &e.memory}}) {
+      if (!n[key]) continue;
+      if (!n[key].IsScalar()) fail(origin, n[key], entry + key + ": expected a string");
+      const std::string& value = n[key].Scalar();
+      if (std::string why = unknown_name(key, value); !why.empty()) fail(origin, n[key], entry + why);
+      *field = key == std::string("collective") ? canonical_collective(value)
+               : key == std::string("dtype")    ? canonical_dtype(value)
+                                                : value;
     }
     if (n["bytes"]) e.min_bytes = e.max_bytes = size(origin, n["bytes"], "bytes");
     if (n["min_bytes"]) e.min_bytes = size(origin, n["min_bytes"], "min_bytes");
     if (n["max_bytes"]) e.max_bytes = size(origin, n["max_bytes"], "max_bytes");
     if (e.min_bytes > e.max_bytes) fail(origin, n, "baseline entry: min_bytes is above max_bytes");
-    if (n["ranks"]) e.ranks = static_cast<int>(number(origin, n["ranks"], "ranks", 1));
-    if (n["hosts"]) e.hosts = static_cast<int>(number(origin, n["hosts"], "hosts", 1));
-    if (n["min_hosts"]) e.min_hosts = static_cast<int>(number(origin, n["min_hosts"], "min_hosts", 1));
+    if (n["ranks"]) e.ranks = integer(origin, n["ranks"], "ranks", 1, kMaxCount);
+    if (n["hosts"]) e.hosts = integer(origin, n["hosts"], "hosts", 1, kMaxCount);
+    if (n["min_hosts"]) e.min_hosts = integer(origin, n["min_hosts"], "min_hosts", 1, kMaxCount);
     if (!n["busbw_gbps"]) fail(origin, n, "baseline entry: 'busbw_gbps' is required");
     e.busbw_gbps = number(origin, n["busbw_gbps"], "busbw_gbps", 0);
     if (n["tolerance"]) {
@@ -97,7 +116,7 @@ Baseline parse_baseline_section(const YAML::Node& section, const std::string& or
       if (e.tolerance >= 1) fail(origin, n["tolerance"], "tolerance: a fraction below 1");
     }
     if (n["spread_gbps"]) e.spread_gbps = number(origin, n["spread_gbps"], "spread_gbps", 0);
-    if (n["samples"]) e.samples = static_cast<int>(number(origin, n["samples"], "samples", 0));
+    if (n["samples"]) e.samples = integer(origin, n["samples"], "samples", 0, std::numeric_limits<int>::max());
     b.entries.push_back(std::move(e));
   }
   return b;
@@ -137,6 +156,22 @@ const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row) {
     if (!best || specificity(e) > specificity(*best)) best = &e;
   }
   return best;
+}
+
+bool could_judge_any(const Baseline& b, const std::vector<std::string>& collectives,
+                     const std::vector<std::string>& dtypes, const std::vector<std::string>& backends,
+                     const std::string& memory) {
+  // An entry's empty field matches anything, as in match_entry.
+  auto fits = [](const std::string& want, const std::vector<std::string>& have) {
+    return want.empty() || std::find(have.begin(), have.end(), want) != have.end();
+  };
+  for (const auto& e : b.entries) {
+    if (fits(e.collective, collectives) && fits(e.dtype, dtypes) && fits(e.backend, backends) &&
+        (e.memory.empty() || e.memory == memory)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<GateFailure> judge_row(const ResultRow& row, double expected_gbps, double tolerance,

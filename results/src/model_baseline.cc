@@ -59,7 +59,9 @@ bool is_model_file(const std::string& path) {
   const size_t first = text->find_first_not_of(" \t\r\n");
   if (first == std::string::npos || (*text)[first] != '{') return false;  // a JSON object starts with '{'
   const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
-  return j.is_object() && j.value("format", "") == "smddp-model";
+  if (!j.is_object()) return false;
+  const auto format = j.find("format");  // j.value() would throw on a format that is not a string
+  return format != j.end() && format->is_string() && format->get<std::string>() == "smddp-model";
 }
 
 ModelBaseline load_model_baseline(const std::string& path, const std::string& flag, double tolerance) {

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "smddp/common/strings.h"
 #include "smddp/error.h"
 #include "smddp/tools/input_file.h"
 #include "smddp/types.h"
@@ -169,6 +170,36 @@ std::string canonical_collective(std::string s) {
 std::string canonical_dtype(const std::string& s) {
   const auto t = parse_dtype(s);
   return t ? std::string(to_string(*t)) : s;
+}
+
+bool is_backend_name(const std::string& name) {
+  // mpi:ALGORITHM forces one of Open MPI's tuned algorithms; "mpi:" names none.
+  return name == "smddp" || name == "nccl" || name == "mpi" || (name.starts_with("mpi:") && name.size() > 4);
+}
+
+std::string unknown_name(const std::string& key, const std::string& value) {
+  std::vector<std::string> valid;
+  bool known = false;
+  if (key == "collective") {
+    known = parse_collective(canonical_collective(value)).has_value();
+    for (Collective c : all_collectives()) valid.emplace_back(to_string(c));
+  } else if (key == "dtype") {
+    known = parse_dtype(value).has_value();
+    for (DataType t : all_dtypes()) valid.emplace_back(to_string(t));
+  } else if (key == "op") {
+    known = parse_op(value).has_value();
+    for (ReduceOp op : all_ops()) valid.emplace_back(to_string(op));
+  } else if (key == "memory") {
+    known = parse_memory_kind(value).has_value();
+    for (MemoryKind m : {MemoryKind::Host, MemoryKind::Cuda}) valid.emplace_back(to_string(m));
+  } else if (key == "backend") {
+    if (is_backend_name(value)) return "";
+    return "unknown backend '" + value + "'; valid: " + kBackendChoices;
+  } else {
+    return "unknown name kind '" + key + "'";
+  }
+  if (known) return "";
+  return "unknown " + key + " '" + value + "'; valid: " + common::join(valid, ", ");
 }
 
 std::string ResultRow::label() const {

@@ -28,8 +28,17 @@ std::string errno_text() { return std::strerror(errno); }
 class FileSink final : public EmfSink {
  public:
   explicit FileSink(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    // O_NONBLOCK: a FIFO with no reader is refused (ENXIO) instead of waited
+    // on; the writes after it block as usual.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+    if (fd_ < 0 && errno == ENXIO) throw UsageError(fmt::format("--emf: cannot open '{}': a FIFO with no reader", path_));
     if (fd_ < 0) throw UsageError(fmt::format("--emf: cannot open '{}' for appending: {}", path_, errno_text()));
+    const int flags = ::fcntl(fd_, F_GETFL);
+    if (flags < 0 || ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      const std::string why = errno_text();
+      ::close(fd_);
+      throw UsageError(fmt::format("--emf: cannot open '{}' for appending: {}", path_, why));
+    }
   }
   ~FileSink() override { ::close(fd_); }
 

@@ -1,5 +1,6 @@
 // smddp::tools::AtomicFile: whole files or the old file, fsync'ed, and the
 // documented policy for symbolic links, devices and hard links (paths.h).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -136,6 +137,29 @@ TEST_F(AtomicFileTest, DirectoryIsRefused) {
 TEST_F(AtomicFileTest, DeviceIsWrittenThrough) {
   write_atomically("/dev/null", "discarded");
   EXPECT_TRUE(fs::is_character_file("/dev/null")) << "still the device, not a file";
+}
+
+// A FIFO no process reads is refused at once: a blocking open would wait
+// for a reader forever (the test's time limit would end it). With a reader
+// the text goes through, and the FIFO stays a FIFO.
+TEST_F(AtomicFileTest, FifoWithoutAReaderIsRefusedWithOne) {
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    write_atomically(fifo.string(), "x");
+    FAIL() << "written with no reader";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("a FIFO with no reader"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(names(), std::vector<std::string>{"fifo"}) << "no temporary left";
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  write_atomically(fifo.string(), "through");
+  char buf[16] = {};
+  EXPECT_EQ(read(reader, buf, sizeof buf), 7);
+  EXPECT_EQ(std::string(buf), "through");
+  close(reader);
+  EXPECT_TRUE(fs::is_fifo(fifo));
 }
 
 TEST_F(AtomicFileTest, MissingDirectoryThrows) {

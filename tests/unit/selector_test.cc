@@ -1,6 +1,13 @@
 #include "algorithms/selector.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "smddp/error.h"
 
@@ -129,6 +136,32 @@ TEST(Selector, EnvironmentForcesTheCallersCollectiveOnly) {
   cross.kind = GroupKind::Cross;
   cross.ranks = {0, 2};
   EXPECT_NE(s.choose(ctx, cross, allreduce(8), "auto").info.name, "hierarchical");
+}
+
+// SMDDP_TUNING_FILE goes through common's bounded reader: a FIFO with no
+// writer is refused at once (a blocking open would hang until the test's
+// time limit), a regular file is read.
+TEST(Selector, TuningFileThatIsAFifoIsRefusedNotWaitedOn) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("smddp-tuning-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string fifo = (dir / "fifo").string(), file = (dir / "rules").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::ofstream(file) << "allreduce single inf ring\n";
+  setenv("SMDDP_TUNING_FILE", fifo.c_str(), 1);
+  std::string why;
+  try {
+    (void)Selector::from_environment();
+  } catch (const UsageError& e) {
+    why = e.what();
+  }
+  setenv("SMDDP_TUNING_FILE", file.c_str(), 1);
+  EXPECT_NO_THROW((void)Selector::from_environment());
+  unsetenv("SMDDP_TUNING_FILE");
+  fs::remove_all(dir);
+  EXPECT_NE(why.find("SMDDP_TUNING_FILE"), std::string::npos) << why;
+  EXPECT_NE(why.find("not a regular file"), std::string::npos) << why;
 }
 
 TEST(Selector, RecursiveDoublingDeclinesNonPowerOfTwo) {

@@ -120,6 +120,26 @@ void check_huge_pages(MemoryKind mem) {
   }
 }
 
+// --baseline: a file that could judge no row of this run (other
+// collectives, dtypes, backends or memory) is refused before any work;
+// the gate would otherwise pass without judging anything.
+void check_baseline_covers_run(const BenchOptions& o) {
+  if (o.baseline_path.empty()) return;
+  if (o.baseline_model) {
+    if (std::find(o.backends.begin(), o.backends.end(), "smddp") != o.backends.end()) return;
+    throw UsageError("--baseline '" + o.baseline_path + "': a cost model judges smddp's rows only, and --backend " +
+                     common::join(o.backends, ",") + " runs none: no row would be judged");
+  }
+  std::vector<std::string> collectives, dtypes;
+  for (Collective c : o.collectives) collectives.emplace_back(to_string(c));
+  for (DataType t : o.dtypes) dtypes.emplace_back(to_string(t));
+  const std::string memory(to_string(o.mem));
+  if (results::could_judge_any(o.baseline, collectives, dtypes, o.backends, memory)) return;
+  throw UsageError("--baseline '" + o.baseline_path + "': none of its " + std::to_string(o.baseline.entries.size()) +
+                   " entries is for this run (" + common::join(collectives, ",") + "; " + common::join(dtypes, ",") +
+                   "; --backend " + common::join(o.backends, ",") + "; --mem " + memory + "): no row would be judged");
+}
+
 }  // namespace
 
 void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
@@ -373,10 +393,8 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   o.backends = common::split(parts.backend, ',');
   if (o.backends.empty()) throw UsageError("--backend is empty; valid: smddp, mpi, mpi:ALGORITHM, nccl");
   for (const auto& b : o.backends) {
-    const bool mpi = is_mpi_backend(b) && b != "mpi:";  // mpi:ALGORITHM forces an Open MPI tuned one
-    if (b != "smddp" && b != "nccl" && !mpi) {
-      throw UsageError("unknown backend '" + b + "'; valid: smddp, mpi, mpi:ALGORITHM (e.g. mpi:ring), nccl");
-    }
+    // One list of backend names, shared with the rows and baselines (smddp/results/rows.h).
+    if (!results::is_backend_name(b)) throw UsageError(results::unknown_name("backend", b));
   }
   refuse_duplicates<std::string>(o.backends, "--backend", [](const std::string& b) { return b; });
 
@@ -403,6 +421,8 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   if (!mem) throw UsageError("unknown --mem '" + parts.mem + "'; valid: host, cuda");
   o.mem = *mem;
   if (o.huge_pages) check_huge_pages(o.mem);
+
+  check_baseline_covers_run(o);
 
   int placements = parts.in_place + parts.out_of_place + parts.both;
   if (placements > 1) throw UsageError("--in-place, --out-of-place and --both exclude each other");

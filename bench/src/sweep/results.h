@@ -83,6 +83,7 @@ struct Summary {
   double threshold_gbps = 0;
   bool below_threshold = false;
   std::vector<std::string> below_baseline;  // --baseline: the rows that fell below it
+  bool baseline_judged_nothing = false;     // --baseline matched no row: the gate fails (exit 2)
   // --model: rows with a prediction, and the flagged ones ("label: ... us, predicted ... us (+N %)").
   size_t model_predicted = 0, model_unpredicted = 0;
   std::vector<std::string> model_flagged;

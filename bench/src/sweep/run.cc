@@ -301,7 +301,7 @@ void request_stop(int sig) { g_stop_signal = sig; }
 
 int finish_exit_code(const Summary& s) {
   if (s.wrong) return kExitWrong;
-  if (s.below_threshold || !s.below_baseline.empty()) return kExitBelowThreshold;
+  if (s.below_threshold || !s.below_baseline.empty() || s.baseline_judged_nothing) return kExitBelowThreshold;
   return kExitOk;
 }
 
@@ -433,6 +433,7 @@ int run_benchmark(const BenchOptions& options) {
   ctx.planned_rows = plan.rows.size() * static_cast<size_t>(std::max(o.run_cycles, 1));
 
   int exit_code = kExitOk;
+  bool sweeping = false;  // the result files begun: every rank is in the sweep
   Summary summary;
   std::vector<std::unique_ptr<Reporter>> reporters;
   try {
@@ -489,13 +490,32 @@ int run_benchmark(const BenchOptions& options) {
     int32_t metrics_failed = metrics_error.empty() ? 0 : 1;
     comm->broadcast(&metrics_failed, &metrics_failed, 1, DataType::Int32, 0);
     if (metrics_failed) usage_exit(rank, metrics_error);
+    // The result files are begun (first written) on rank 0 before the table
+    // and the sweep: one that cannot be (a FIFO no process reads) ends every
+    // rank with 64 and one line, as the metrics settings do, instead of rank
+    // 0 leaving while its peers wait in a collective.
+    std::string files_error;
     if (rank == 0) {
-      reporters.push_back(make_table_reporter(o.quiet));
-      if (!o.json_path.empty()) reporters.push_back(make_json_reporter(o.json_path));
-      if (!o.csv_path.empty()) reporters.push_back(make_csv_reporter(o.csv_path));
-      if (metrics) reporters.push_back(std::move(metrics));
-      for (auto& r : reporters) r->begin(ctx);
+      try {
+        if (!o.json_path.empty()) reporters.push_back(make_json_reporter(o.json_path));
+        if (!o.csv_path.empty()) reporters.push_back(make_csv_reporter(o.csv_path));
+        for (auto& r : reporters) r->begin(ctx);
+      } catch (const UsageError& e) {
+        files_error = e.what();
+      }
     }
+    int32_t files_failed = files_error.empty() ? 0 : 1;
+    comm->broadcast(&files_failed, &files_failed, 1, DataType::Int32, 0);
+    if (files_failed) usage_exit(rank, files_error);
+    if (rank == 0) {
+      reporters.insert(reporters.begin(), make_table_reporter(o.quiet));
+      reporters.front()->begin(ctx);
+      if (metrics) {
+        metrics->begin(ctx);
+        reporters.push_back(std::move(metrics));
+      }
+    }
+    sweeping = true;
     Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, ctx.planned_rows);
     BusbwAverages busbw;  // barrier rows are not counted (no bytes)
     size_t done = 0;
@@ -547,11 +567,17 @@ int run_benchmark(const BenchOptions& options) {
       const results::GateResult gate =
           o.baseline_model ? static_cast<results::GateResult>(model_gate) : results::gate_rows(o.baseline, baseline_rows);
       for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
+      // A gate that judged nothing did not pass: it fails as a row below it would.
+      summary.baseline_judged_nothing = gate.judged == 0;
       if (rank == 0) {
         for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());
         for (const auto& u : model_gate.unpredicted) std::fprintf(stderr, "smddp-bench: not judged (no prediction): %s\n", u.c_str());
         std::fprintf(stderr, "smddp-bench: --baseline %s: %zu of %zu rows judged, %zu below\n", o.baseline_path.c_str(),
                      static_cast<size_t>(gate.judged), baseline_rows.size(), gate.failures.size());
+        if (summary.baseline_judged_nothing) {
+          std::fprintf(stderr, "smddp-bench: --baseline %s: no row was judged (%s): the gate fails\n", o.baseline_path.c_str(),
+                       o.baseline_model ? "the model predicts none of them" : "no entry matches a row with a bus bandwidth");
+        }
         std::fflush(stderr);
       }
     }
@@ -561,6 +587,13 @@ int run_benchmark(const BenchOptions& options) {
     for (auto& rep : reporters) rep->end(summary);
     Watchdog::instance().stop();
   } catch (const UsageError& e) {
+    // During the sweep only rank 0's result files raise one (a FIFO whose
+    // reader went away): its peers may wait in a collective, so the job ends.
+    if (sweeping) {
+      std::fprintf(stderr, "smddp-bench: %s\n", e.what());
+      std::fflush(stderr);
+      abort_job(kExitUsage);
+    }
     usage_exit(rank, e.what());
   } catch (const Error& e) {
     exit_code = tools::exit_code_for(e);  // 3 timeout/lost/transport, else 70, as in smddp-diag

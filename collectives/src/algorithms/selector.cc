@@ -1,10 +1,10 @@
 #include "algorithms/selector.h"
 
-#include <fstream>
 #include <limits>
 #include <sstream>
 
 #include "core/placement.h"
+#include "smddp/common/input_file.h"
 #include "smddp/common/sizes.h"
 #include "smddp/common/strings.h"
 #include "smddp/config.h"
@@ -207,11 +207,12 @@ Selector::Selector(const std::vector<SelectionRule>& rules) {
 Selector Selector::from_environment() {
   std::vector<SelectionRule> rules;
   if (const std::string path = config::text("SMDDP_TUNING_FILE"); !path.empty()) {
-    std::ifstream f(path);
-    if (!f) throw UsageError("SMDDP_TUNING_FILE: cannot read " + path);
-    std::stringstream text;
-    text << f.rdbuf();
-    rules = parse_tuning(text.str(), path);
+    // The bounded reader: a FIFO, device or huge file is refused, never waited on or loaded.
+    std::string text;
+    if (const std::string why = common::read_bounded_file(path, common::kMaxInputBytes, &text); !why.empty()) {
+      throw UsageError("SMDDP_TUNING_FILE: cannot read " + path + ": " + why);
+    }
+    rules = parse_tuning(text, path);
   }
   for (auto& r : default_rules()) rules.push_back(std::move(r));
   Selector s(rules);

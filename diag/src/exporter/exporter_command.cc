@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "smddp/common/numbers.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
+#include "smddp/tools/input_file.h"
 #include "smddp/tools/paths.h"
 #include "shared/text.h"
 #include "exporter/node_sampler.h"
@@ -49,6 +51,14 @@ class ExporterCommand final : public Command {
     if (!(interval_ >= 0.05) || !std::isfinite(interval_)) throw UsageError("--interval must be at least 0.05 seconds");
     if (!(exit_after_ >= 0)) throw UsageError("--exit-after must not be negative");
     tools::check_writable(port_file_, "--port-file");
+    // The report may come later (preflight writes it), but a path that holds
+    // something no reading can use (a directory, FIFO, device, a huge file)
+    // is refused now. A FIFO put there later is skipped each interval: the
+    // bounded reader never waits on it, so SIGTERM still ends the exporter.
+    struct stat st {};
+    if (!report_.empty() && ::stat(report_.c_str(), &st) == 0) {
+      (void)tools::read_input_file(report_, "--preflight-report '" + report_ + "'");
+    }
   }
 
   int run() override {

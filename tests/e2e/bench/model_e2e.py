@@ -212,15 +212,45 @@ def test_bad_input():
             (["--baseline", good, "--baseline-tolerance", "100"], "baseline-tolerance"),
             (["--baseline-tolerance", "10"], "needs --baseline"),
         ]
+        # YAML baselines: every name is the engine's, and some entry must be for this run.
+        def yaml_baseline(name, *entries):
+            path = os.path.join(d, name)
+            with open(path, "w") as f:
+                f.write("baseline:\n  entries:\n" + "".join(f"    - {{{e}, busbw_gbps: 1}}\n" for e in entries))
+            return path
+        ok_entry = "collective: allreduce"
+        cases += [
+            (["--baseline", yaml_baseline("c.yaml", ok_entry, ok_entry, "collective: allreduc")],
+             "entry 3: unknown collective 'allreduc'; valid: allreduce, allgather"),
+            (["--baseline", yaml_baseline("d.yaml", "collective: allreduce, dtype: flaot")], "entry 1: unknown dtype 'flaot'"),
+            (["--baseline", yaml_baseline("b.yaml", "collective: allreduce, backend: ncll")], "unknown backend 'ncll'"),
+            (["--baseline", yaml_baseline("m.yaml", "collective: allreduce, memory: gpu")], "unknown memory 'gpu'"),
+            (["--baseline", yaml_baseline("other.yaml", "collective: broadcast", "collective: allreduce, dtype: half")],
+             "none of its 2 entries is for this run"),
+            (["--baseline", yaml_baseline("nccl.yaml", "collective: allreduce, backend: nccl")],
+             "none of its 1 entries is for this run"),
+            (["--baseline", good, "--backend", "mpi"], "judges smddp's rows only"),
+        ]
+        doc = model_doc([1, 0.001, 0, 1])
+        doc["tiers"]["shm"]["undetermined"] = {"alpah_us": "no data"}
+        misspelled = os.path.join(d, "misspelled.json")
+        write(misspelled, doc)
+        cases += [(["--baseline", misspelled], "unknown key 'alpah_us'"), (["--model", misspelled], "unknown key 'alpah_us'")]
+        # -J into a FIFO that no process reads: refused, never waited on (run's timeout turns a hang into a failure).
+        cases += [(["-J", fifo], "a FIFO with no reader"), (["--emf", fifo], "a FIFO with no reader")]
         for args, needle in cases:
             out = os.path.join(d, "out.json")
-            r = bench(*SWEEP, *args, "-J", out)
+            r = bench(*SWEEP, *args, *([] if "-J" in args else ["-J", out]))
             lines = [l for l in (r.stdout + r.stderr).splitlines() if l.startswith("smddp-bench")]
             if r.returncode != 64 or r.stdout.strip() or len(lines) != 1 or needle.lower() not in lines[0].lower():
                 fail(f"{args}: exit {r.returncode}, want 64 and one line with '{needle}'\n{r.stdout}\n{r.stderr}")
             if os.path.exists(out):
                 fail(f"{args}: {out} was written")
-        print(f"{len(cases)} bad inputs refused with one line")
+        # Entries of the run's names that match no row after all (no such size): the gate fails.
+        r = bench(*SWEEP, "--baseline", yaml_baseline("size.yaml", "collective: allreduce, bytes: 3"))
+        if r.returncode != 2 or "no row was judged (no entry matches a row with a bus bandwidth): the gate fails" not in r.stderr:
+            fail(f"a baseline that judged no row: exit {r.returncode}, want 2\n{r.stderr[-2000:]}")
+        print(f"{len(cases)} bad inputs refused with one line; a gate that judged nothing fails")
 
 
 def main():

@@ -1,10 +1,12 @@
 """Bad input: one line on stderr, exit 64, nothing on stdout."""
 
 import os
+import signal
 import socket
+import subprocess
 
 import fixtures
-from harness import case, check, diag
+from harness import ARGS, Server, case, check, diag, http_get, wait_for
 
 
 @case
@@ -108,6 +110,28 @@ def bad_input(tmp):
         (["exporter", "--interval", "0.01"], "--interval must be at least 0.05 seconds"),
         (["--sysfs-root", os.path.join(tmp, "nope"), "topo"], "is not a directory"),
         (["--nvml-library", os.path.join(tmp, "nope.so"), "topo"], "cannot be read"),
+        # Every other file a user names goes through the same bounded reader (issue 36).
+        (["exporter", "--preflight-report", fifo, "--exit-after", "5"], "--preflight-report '" + fifo + "': cannot read: not a regular file"),
+        (["exporter", "--preflight-report", "/dev/zero", "--exit-after", "5"], "not a regular file"),
+        (["exporter", "--preflight-report", tmp, "--exit-after", "5"], "a directory"),
+        (["baseline", "learn", fifo, "-o", os.path.join(tmp, "never.yaml")], "not a regular file"),
+        (["baseline", "learn", "/dev/zero", "-o", os.path.join(tmp, "never.yaml")], "not a regular file"),
+        (["baseline", "learn", tmp, "-o", os.path.join(tmp, "never.yaml")], "a directory"),
+        (["baseline", "learn", write("hyper.json", '{"args": ["./hypercube_perf"], "results": [{"size": 8, "type": "float", '
+                                                  '"in_place": {"bus_bw": 1.0}}]}'), "-o", os.path.join(tmp, "never.yaml")],
+         "row 0: unknown collective 'hypercube_perf'; valid: allreduce"),
+        (["baseline", "learn", write("dtype.json", '{"rows": [{"row": 4, "collective": "allreduce", "dtype": "flaot", '
+                                                  '"bytes": 8, "busbw_gbps": 1}]}'), "-o", os.path.join(tmp, "never.yaml")],
+         "row 4: unknown dtype 'flaot'"),
+        (["preflight", "--profile", "local", "--model", fifo], "not a regular file"),
+        (["preflight", "--profile", "local", "--model", "/dev/zero"], "not a regular file"),
+        (["isolate", "--model", fifo], "not a regular file"),
+        (["isolate", "--model", tmp], "a directory"),
+        # A profile's baseline section: its names are the engine's.
+        (["preflight", "--profile", write("baseline.yaml", "checks:\n  memlock: {min: 1}\nbaseline:\n  entries:\n"
+                                          "    - {collective: allreduce, busbw_gbps: 1}\n"
+                                          "    - {collective: allreduc, busbw_gbps: 1}\n")],
+         "line 6: entry 2: unknown collective 'allreduc'; valid: allreduce"),
     ]
     for args, want in cases:
         p = diag(*args)
@@ -128,3 +152,44 @@ def bad_input(tmp):
         err = p.stderr.strip().splitlines()
         check(p.returncode == 64 and len(err) == 1 and "Address already in use" in err[0] and p.stdout == "",
               "exporter on a busy port", f"{p.returncode}\n{p.stdout}\n{p.stderr}")
+    check(not os.path.exists(os.path.join(tmp, "never.yaml")), "no baseline written by a refused learn", os.listdir(tmp))
+    # The exporter's --port-file is written once it serves (after a line on
+    # NVML where there is none): into a FIFO that no process reads, one line, 64.
+    p = diag("exporter", "--listen", "127.0.0.1:0", "--port-file", fifo, "--exit-after", "5", timeout=60)
+    err = p.stderr.strip().splitlines()
+    check(p.returncode == 64 and err and "a FIFO with no reader" in err[-1] and p.stdout == "" and
+          all("NVML" in line for line in err[:-1]), "exporter --port-file into a FIFO with no reader",
+          f"{p.returncode}\n{p.stdout}\n{p.stderr}")
+    # preflight's --json is written once the checks ran: into a FIFO that no
+    # process reads it fails with one line (64) instead of hanging.
+    p = diag("preflight", "--profile", "local", "--checks", "memlock", "--json", fifo, timeout=60)
+    err = p.stderr.strip().splitlines()
+    check(p.returncode == 64 and len(err) == 1 and "a FIFO with no reader" in err[0],
+          "preflight --json into a FIFO with no reader", f"{p.returncode}\n{p.stdout}\n{p.stderr}")
+
+
+@case
+def exporter_report_fifo(tmp):
+    """--preflight-report becomes a FIFO while the exporter runs: each interval
+    skips it without waiting, and SIGTERM still ends the exporter at once."""
+    report = os.path.join(tmp, "report.json")
+    port_file = os.path.join(tmp, "port")
+    server = Server([ARGS.bin, "exporter", "--listen", "127.0.0.1:0", "--interval", "0.1", "--preflight-report", report,
+                     "--port-file", port_file, "--exit-after", "120"], log=os.path.join(tmp, "exporter.log"))
+    try:
+        wait_for("the port file", lambda: os.path.exists(port_file) and open(port_file).read().strip())
+        os.mkfifo(report)  # no writer: a blocking open in the sampler would never return
+        port = int(open(port_file).read())
+        # Scrapes are served after samples that met the FIFO (a sampler stuck in open() would leave them stale, not failed,
+        # so SIGTERM below is the check that counts).
+        for _ in range(3):
+            status, _ = http_get(f"http://127.0.0.1:{port}/metrics")
+            check(status == 200, "a scrape while the report is a FIFO", status)
+        server.proc.send_signal(signal.SIGTERM)
+        try:
+            code = server.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 0, "SIGTERM ends the exporter while its --preflight-report is a FIFO", f"exit {code}")
+    finally:
+        server.stop()

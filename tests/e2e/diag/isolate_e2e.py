@@ -20,7 +20,8 @@ Cases:
       --baseline passes that baseline (generous tolerance) and fails, exit 2,
       with the rows named, against one 100x faster than measured
   baseline_profiles  every shipped profile loads; the instance profiles'
-      baselines are accepted by smddp-bench --baseline
+      baselines load in smddp-bench --baseline (refused, 64, on host memory:
+      none of their GPU entries could judge a row)
   isolate_bad_input  bad flags and result files: one line, exit 64, nothing
       written (no namespaces needed)
   isolate_counters   2 hosts, each with its own fake sysfs tree; a thread
@@ -314,11 +315,13 @@ def test_baseline_profiles():
             fail(f"profile {n}: exit {r.returncode}: {r.stderr}")
         if "baseline:" in open(path).read():
             with_baseline += 1
-            # Host-memory smddp rows match none of the GPU entries: judged 0, exit 0.
+            # Its names are the engine's (the file loads), but host-memory smddp rows match none of its
+            # GPU entries: a gate that could judge nothing is refused before any work, not passed.
             r = subprocess.run([ARGS.bench, "-b", "4K", "-e", "4K", "-n", "1", "-w", "0", "-q", "--baseline", path],
                                capture_output=True, text=True, timeout=60)
-            if r.returncode != 0 or "0 of 2 rows judged" not in r.stderr:
-                fail(f"profile {n} as --baseline: exit {r.returncode}: {r.stderr[-1000:]}")
+            lines = r.stderr.strip().splitlines()
+            if r.returncode != 64 or len(lines) != 1 or "entries is for this run" not in lines[0] or r.stdout:
+                fail(f"profile {n} as --baseline on host memory: exit {r.returncode}: {r.stderr[-1000:]}")
     if with_baseline < 10:
         fail(f"only {with_baseline} profiles carry a baseline")
     print(f"{len(names)} profiles load; {with_baseline} baselines gate")

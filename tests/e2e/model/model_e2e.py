@@ -219,11 +219,46 @@ def case_bad_input(binary, tmp):
         ["export", known],
         ["nosuchverb"],
     ]
-    for args in cases:
+    # Special files where a file is read, each through the bounded reader: refused at once, never read
+    # (a blocking open of the FIFO would hang until run()'s timeout, which fails the test).
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    results = make_results(binary, tmp, known)[:1]
+    predict = ["--hosts", "2", "--ranks-per-host", "1"]
+    for special, why in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"), (tmp, "a directory")):
+        cases += [
+            (["predict", special, *predict], why),
+            (["export", special, "--simai", os.path.join(tmp, "never.yaml")], why),
+            (["check", special, *results], why),
+            (["check", known, special], why),
+            (["fit", special, "-o", os.path.join(tmp, "never.json")], why),
+        ]
+    # Misspelled names in a model are refused, not ignored.
+    misspelled = os.path.join(tmp, "misspelled.json")
+    doc = model_doc(KNOWN)
+    doc["tiers"]["netwrok"] = doc["tiers"].pop("network")
+    with open(misspelled, "w") as f:
+        json.dump(doc, f)
+    cases += [(["predict", misspelled, *predict], "unknown key 'netwrok' in tiers; valid: shm, network")]
+    # Outputs into a FIFO that no process reads: refused, never waited on.
+    cases += [
+        (["predict", known, *predict, "--tuning-file", fifo], "a FIFO with no reader"),
+        (["fit", *results, "-o", fifo], "a FIFO with no reader"),
+        (["export", known, "--simai", fifo], "a FIFO with no reader"),
+        # Nothing is created for a refused export: not even the --astra-sim directory.
+        (["export", junk, "--astra-sim", os.path.join(tmp, "astra-never")], "not valid JSON"),
+        (["export", known, "--astra-sim", os.path.join(tmp, "astra-never"), "--hosts", "1", "--ranks-per-host", "1"],
+         "no network to describe"),
+        (["export", known, "--astra-sim", known], "not a directory"),
+    ]
+    for entry in cases:
+        args, want = entry if isinstance(entry, tuple) else (entry, "")
         p = run(binary, *args, expect=64)
         assert p.stdout == "", (args, p.stdout)
         lines = p.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("smddp-model: "), (args, p.stderr)
+        assert len(lines) == 1 and lines[0].startswith("smddp-model: ") and want in lines[0], (args, want, p.stderr)
+    for never in ("never.yaml", "never.json", "astra-never"):
+        assert not os.path.exists(os.path.join(tmp, never)), never
 
 
 def case_real_bench(binary, tmp, bench, mpirun):

@@ -153,6 +153,45 @@ TEST(ModelFile, RoundTripsAndRejectsJunk) {
   EXPECT_THROW(from_json(j, "x"), UsageError);
 }
 
+// Misspelled names are refused, not ignored with a default in their place;
+// values of the wrong type are UsageErrors, not the JSON library's exceptions.
+TEST(ModelFile, UnknownKeysAndWrongTypesAreUsageErrors) {
+  Model m;
+  auto refusal = [](const nlohmann::json& j) -> std::string {
+    try {
+      from_json(j, "m.json");
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const nlohmann::json good = to_json(m);
+  EXPECT_EQ(refusal(good), "");
+  auto j = good;
+  j["tiers"]["nvlink"] = j["tiers"]["shm"];
+  EXPECT_EQ(refusal(j), "m.json: unknown key 'nvlink' in tiers; valid: shm, network");
+  j = good;
+  j["tiers"]["shm"]["undetermined"] = {{"alpah_us", "no data"}};
+  EXPECT_NE(refusal(j).find("unknown key 'alpah_us' in tiers.shm.undetermined"), std::string::npos) << refusal(j);
+  j = good;
+  j["schedule"]["shm_slot_byte"] = 4096;
+  EXPECT_NE(refusal(j).find("unknown key 'shm_slot_byte' in schedule"), std::string::npos) << refusal(j);
+  j = good;
+  j["colour"] = "red";
+  EXPECT_NE(refusal(j).find("unknown key 'colour' in the document"), std::string::npos) << refusal(j);
+  for (auto [key, value] : {std::pair<const char*, nlohmann::json>{"version", "1"}, {"format", 7}}) {
+    j = good;
+    j[key] = value;
+    EXPECT_NE(refusal(j), "") << key;
+  }
+  j = good;
+  j["schedule"]["shm_slot_bytes"] = 1;  // a schedule of a million steps per MiB
+  EXPECT_NE(refusal(j).find("SMDDP_SHM_SLOT_BYTES"), std::string::npos) << refusal(j);
+  j = good;
+  j["schedule"]["cma"] = "yes";
+  EXPECT_NE(refusal(j).find("schedule.cma must be true or false"), std::string::npos) << refusal(j);
+}
+
 // fit and check read result files through smddp::results' reader and keep
 // smddp's out-of-place rows of known algorithms with a time.
 TEST(ModelRows, KeepsWhatTheScheduleCanPredict) {

@@ -74,5 +74,45 @@ TEST(Baseline, MalformedSectionsAreUsageErrors) {
   EXPECT_THROW(parse("baseline:\n  entries:\n    - {collective: allreduce, busbw_gbps: 1, colour: red}\n"), UsageError);
 }
 
+std::string refusal(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A misspelled name would match no row: the gate would judge nothing and pass.
+TEST(Baseline, NamesAreTheEnginesOrTheFileIsRefused) {
+  const std::string head = "baseline:\n  entries:\n    - {collective: allreduce, busbw_gbps: 1}\n";
+  std::string why = refusal(head + "    - {collective: allreduc, busbw_gbps: 1}\n");
+  EXPECT_NE(why.find("entry 2: unknown collective 'allreduc'; valid: allreduce, allgather"), std::string::npos) << why;
+  EXPECT_NE(why.find("t.yaml"), std::string::npos) << why;
+  why = refusal(head + "    - {collective: allreduce, dtype: flaot, busbw_gbps: 1}\n");
+  EXPECT_NE(why.find("entry 2: unknown dtype 'flaot'; valid: int8"), std::string::npos) << why;
+  why = refusal(head + "    - {collective: allreduce, backend: ncll, busbw_gbps: 1}\n");
+  EXPECT_NE(why.find("entry 2: unknown backend 'ncll'; valid: smddp, mpi"), std::string::npos) << why;
+  why = refusal(head + "    - {collective: allreduce, memory: gpu, busbw_gbps: 1}\n");
+  EXPECT_NE(why.find("entry 2: unknown memory 'gpu'; valid: host, cuda"), std::string::npos) << why;
+  EXPECT_NE(refusal(head + "    - {collective: allreduce, ranks: 1e300, busbw_gbps: 1}\n").find("whole number"),
+            std::string::npos);
+  // Every spelling the tools accept, kept as the engine prints it.
+  const Baseline b = parse(head + "    - {collective: reduce_scatter_perf, dtype: fp16, backend: mpi:ring, memory: cuda, "
+                                  "busbw_gbps: 1}\n");
+  EXPECT_EQ(b.entries[1].collective, "reducescatter");
+  EXPECT_EQ(b.entries[1].dtype, "half");
+}
+
+TEST(Baseline, CouldJudgeAnyComparesTheRunsNames) {
+  const Baseline b = parse("baseline:\n  entries:\n    - {collective: allreduce, backend: nccl, memory: cuda, busbw_gbps: 1}\n"
+                           "    - {collective: broadcast, dtype: half, busbw_gbps: 1}\n");
+  EXPECT_TRUE(could_judge_any(b, {"allreduce"}, {"float"}, {"smddp", "nccl"}, "cuda"));
+  EXPECT_FALSE(could_judge_any(b, {"allreduce"}, {"float"}, {"smddp"}, "cuda"));
+  EXPECT_FALSE(could_judge_any(b, {"allreduce"}, {"float"}, {"nccl"}, "host"));
+  EXPECT_TRUE(could_judge_any(b, {"broadcast"}, {"half"}, {"mpi"}, "host"));
+  EXPECT_FALSE(could_judge_any(b, {"broadcast", "allgather"}, {"float"}, {"mpi"}, "host"));
+}
+
 }  // namespace
 }  // namespace smddp::results

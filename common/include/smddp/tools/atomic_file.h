@@ -14,7 +14,8 @@ namespace smddp::tools {
 
 class AtomicFile {
  public:
-  // Creates the temporary (or opens the device). Throws smddp::Error.
+  // Creates the temporary (or opens the device). Throws smddp::Error;
+  // UsageError for a FIFO that no process reads (opening it never waits).
   explicit AtomicFile(const std::string& path);
   // Without commit() the temporary is removed and `path` keeps its old
   // content: a write cut short never shows.

@@ -1,17 +1,18 @@
 // The one way the tools read a file a user names (--baseline, --model,
-// results, matrices): opened without blocking, so a FIFO with no writer
-// cannot hang a tool; a regular file only; and never more than a bound
-// read, so an endless (/dev/zero) or huge file is refused, not loaded.
+// results, matrices): common's bounded reader (smddp/common/input_file.h:
+// opened without blocking, a regular file only, never more than a bound
+// read), with the tools' usage error.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
 
+#include "smddp/common/input_file.h"
+
 namespace smddp::tools {
 
-// Larger than any results, baseline or model file a tool writes.
-inline constexpr size_t kMaxInputBytes = size_t{256} << 20;
+using common::kMaxInputBytes;
 
 // The file's contents. Throws UsageError "<what>: cannot read: <why>"
 // (no such file, a directory, not a regular file, larger than the bound).

@@ -58,8 +58,10 @@ std::vector<std::string> undetermined_tiers(const Model& m, const schedule::Sche
 // steps. Asked for more, by a flag or by a file, the tools refuse.
 inline constexpr int64_t kMaxRanks = 4096;
 inline constexpr uint64_t kMaxShmSteps = uint64_t{1} << 20;
-// A model file's schedule.shm_slot_bytes: SMDDP_SHM_SLOT_BYTES' range.
-inline constexpr uint64_t kMinSlotBytes = 4096, kMaxSlotBytes = uint64_t{1} << 30;
+// "" when `bytes` is a shared-memory slot size the engine takes (the range
+// and multiple of SMDDP_SHM_SLOT_BYTES in its configuration table), else
+// why: a model file's schedule.shm_slot_bytes and fit --shm-slot-bytes.
+std::string shm_slot_problem(uint64_t bytes);
 
 // "" when a schedule of hosts x ranks_per_host ranks at `bytes` is inside
 // those bounds, else why, naming the bound.

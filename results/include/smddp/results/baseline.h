@@ -57,6 +57,14 @@ Baseline load_baseline(const std::string& path);
 // and most fields given; nullptr when none matches.
 const BaselineEntry* match_entry(const Baseline& b, const ResultRow& row);
 
+// Whether some entry of `b` could judge a row of one of these collectives,
+// dtypes, backends and this memory (the engine's names; sizes, ranks and
+// hosts are known only once a run has them). smddp-bench refuses, before
+// any work, a baseline none of whose entries could.
+bool could_judge_any(const Baseline& b, const std::vector<std::string>& collectives,
+                     const std::vector<std::string>& dtypes, const std::vector<std::string>& backends,
+                     const std::string& memory);
+
 struct GateFailure {
   ResultRow row;
   double expected_gbps = 0, limit_gbps = 0;

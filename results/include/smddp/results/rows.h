@@ -51,4 +51,14 @@ std::vector<ResultRow> read_result_file(const std::string& path);
 std::string canonical_collective(std::string name);
 std::string canonical_dtype(const std::string& name);
 
+// The backends a row, a baseline entry or smddp-bench --backend may name.
+inline constexpr const char* kBackendChoices = "smddp, mpi, mpi:ALGORITHM (e.g. mpi:ring), nccl";
+bool is_backend_name(const std::string& name);
+
+// "" when `value` is a name the engine knows for `key` ("collective", "dtype"
+// and "op" in any spelling the tools accept, through the engine's parsers
+// over its traits and type tables; "memory"; "backend"), else
+// "unknown collective 'allreduc'; valid: allreduce, allgather, ...".
+std::string unknown_name(const std::string& key, const std::string& value);
+
 }  // namespace smddp::results
