@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "supervision/hang_report_channel.h"
 #include "smddp/common/crypto.h"
@@ -31,13 +33,19 @@ struct alignas(64) ProgressBoard::Record {
   std::atomic<uint32_t> collective;
   std::atomic<uint32_t> in_call;
   std::atomic<int32_t> pid;  // 0: never attached
+  std::atomic<uint32_t> reported;  // rank 0's: its hang report is written
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "records are shared between processes");
 
 namespace {
 
 constexpr size_t kNameBytes = 64;
+// How long a rank about to end on a timeout leaves rank 0 to write its
+// report: on rank 0's host until rank 0 says it has (at most
+// kSameHostSeconds: rank 0 may itself be the rank that is stuck); from
+// other hosts, which cannot see that, a fixed kRank0Seconds.
 constexpr unsigned kRank0Seconds = 2;
+constexpr double kSameHostSeconds = 8;
 // Rank 0's wait for the other hosts' records, and theirs to hand them over
 // (rank 0 may time out a little later than they do).
 constexpr double kCollectSeconds = 2, kSendSeconds = 5;
@@ -289,9 +297,23 @@ HangReport ProgressBoard::read(const std::string& trigger) const {
 }
 
 void ProgressBoard::let_rank0_report() const {
+  if (!attached_) return;
+  if (rank_ == 0) {  // called once the report is written
+    records_[0].reported.store(1, std::memory_order_release);
+    return;
+  }
+  const int rank0_pid = records_[0].pid.load(std::memory_order_relaxed);
+  if (rank0_pid > 0) {  // rank 0 shares this host's board
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kSameHostSeconds);
+    while (records_[0].reported.load(std::memory_order_acquire) == 0 && kill(rank0_pid, 0) == 0 &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return;
+  }
   // With other hosts, rank 0 may time out a little later and then waits
   // up to kCollectSeconds for their records.
-  if (attached_ && rank_ != 0) sleep(kRank0Seconds + (channel_ ? 3 : 0));
+  sleep(kRank0Seconds + (channel_ ? 3 : 0));
 }
 
 void print_hang_report(const HangReport& report) {

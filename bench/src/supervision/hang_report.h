@@ -72,9 +72,10 @@ class ProgressBoard {
   // This host's records; rank 0 adds those the other hosts send within a
   // bounded wait, the other hosts' first ranks send theirs (forwarded).
   HangReport read(const std::string& trigger) const;
-  // Ranks other than 0, about to end on a timeout: a moment for rank 0,
-  // which times out at about the same time, to read and write its report
-  // before the launcher tears the job down.
+  // About to end on a timeout. Rank 0, its report written: says so on the
+  // board. The others give rank 0, which times out at about the same time,
+  // the moment to write it before the launcher tears the job down: on rank
+  // 0's host until it says so (bounded), from other hosts a fixed wait.
   void let_rank0_report() const;
 
  private:

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <iostream>
 #include <iterator>
+#include <utility>
 
 #include "commands.h"
 #include "smddp/error.h"
 #include "smddp/results/baseline.h"
+#include "smddp/results/rows.h"
 #include "smddp/tools/atomic_file.h"
 #include "smddp/tools/exit_codes.h"
 #include "smddp/tools/paths.h"
@@ -37,6 +39,18 @@ class BaselineCommand final : public Command {
     // Every input is read and checked before the output is touched.
     for (const auto& path : inputs_) {
       const auto got = results::read_result_file(path);
+      // A baseline holds only names its gate knows; the results reader
+      // itself reads other suites' rows (hypercube_perf) as they are.
+      for (const results::ResultRow& r : got) {
+        for (const auto& [key, value] : {std::pair<const char*, const std::string&>{"collective", r.collective},
+                                         {"dtype", r.dtype}, {"backend", r.backend}, {"memory", r.memory}}) {
+          if (value.empty()) continue;
+          if (const std::string why = results::unknown_name(key, value); !why.empty()) {
+            throw UsageError("results '" + path + "': row " + std::to_string(r.index) + ": " + why +
+                             " (a baseline can hold only names its gate knows)");
+          }
+        }
+      }
       const size_t before = rows_.size();
       std::copy_if(got.begin(), got.end(), std::back_inserter(rows_), [](const results::ResultRow& r) { return r.busbw_gbps.has_value(); });
       if (rows_.size() == before) throw UsageError("results '" + path + "': no rows with a bus bandwidth");

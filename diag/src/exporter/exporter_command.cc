@@ -77,6 +77,7 @@ class ExporterCommand final : public Command {
     NodeSampler sampler(*registry, root_, nvml_library(global_.nvml_library), report_);
     sampler.sample();
     if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(server.port()) + "\n");
+    if (!sampler.nvml_warning().empty()) std::cerr << sampler.nvml_warning() << std::endl;
     std::cout << "smddp-diag exporter: serving " << server.url() << std::endl;
 
     const auto start = std::chrono::steady_clock::now();

@@ -52,7 +52,7 @@ NodeSampler::NodeSampler(prometheus::Registry& registry, SystemRoot root, const 
       nvml_.reset();
     }
   }
-  if (!nvml_) std::cerr << "smddp-diag exporter: no GPU metrics: NVML not available (" << why << ")\n";
+  if (!nvml_) nvml_warning_ = "smddp-diag exporter: no GPU metrics: NVML not available (" + why + ")";
   prometheus::BuildGauge()
       .Name("smddp_diag_info")
       .Help("smddp-diag exporter build and host; always 1")

@@ -34,6 +34,10 @@ class NodeSampler {
   NodeSampler(prometheus::Registry& registry, SystemRoot root, const std::string& nvml_library, std::string preflight_report);
   ~NodeSampler();
   void sample();
+  // Why there are no GPU metrics ("" when NVML is there): printed by the
+  // caller once its outputs are written, so a refused --port-file stays
+  // the one line of a refusal.
+  const std::string& nvml_warning() const { return nvml_warning_; }
 
  private:
   void sample_host();
@@ -47,6 +51,7 @@ class NodeSampler {
   SystemRoot root_;
   std::string preflight_path_;
   std::unique_ptr<Nvml> nvml_;
+  std::string nvml_warning_;
   std::optional<CpuTimes> last_cpu_;
   prometheus::Gauge& cpu_;
   prometheus::Gauge& mem_used_;

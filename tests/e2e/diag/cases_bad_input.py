@@ -119,7 +119,7 @@ def bad_input(tmp):
         (["baseline", "learn", tmp, "-o", os.path.join(tmp, "never.yaml")], "a directory"),
         (["baseline", "learn", write("hyper.json", '{"args": ["./hypercube_perf"], "results": [{"size": 8, "type": "float", '
                                                   '"in_place": {"bus_bw": 1.0}}]}'), "-o", os.path.join(tmp, "never.yaml")],
-         "row 0: unknown collective 'hypercube_perf'; valid: allreduce"),
+         "row 0: unknown collective 'hypercube'; valid: allreduce"),
         (["baseline", "learn", write("dtype.json", '{"rows": [{"row": 4, "collective": "allreduce", "dtype": "flaot", '
                                                   '"bytes": 8, "busbw_gbps": 1}]}'), "-o", os.path.join(tmp, "never.yaml")],
          "row 4: unknown dtype 'flaot'"),
