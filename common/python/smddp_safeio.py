@@ -33,6 +33,7 @@ MIB = 1 << 20
 MAX_INPUT_BYTES = 64 * MIB  # a smddp-bench -J of 10^5 rows is about 30 MiB
 MAX_DEPTH = 64  # every document we read nests less than 10 deep
 MAX_INTEGER = 1 << 64  # the C++ tools write 64-bit integers
+MAX_SECONDS = 1e7  # the longest wait any tool takes: smddp/common/numbers.h's kMaxSeconds
 MAX_SYMLINK_HOPS = 40
 _serial = itertools.count()  # two writes in one process never share a temporary
 

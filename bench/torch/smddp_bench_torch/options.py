@@ -12,7 +12,7 @@ BACKENDS = ["smddp", "nccl", "gloo", "mpi"]
 
 
 UsageError = smddp_safeio.UsageError
-MAX_SECONDS = 1e7  # as smddp-bench's -T and SMDDP_TIMEOUT
+MAX_SECONDS = smddp_safeio.MAX_SECONDS  # as smddp-bench's -T and SMDDP_TIMEOUT
 
 
 class _Parser(argparse.ArgumentParser):

@@ -53,8 +53,8 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path[:0] = [d for d in (os.environ.get("SMDDP_PYTHON_DIR"), _HERE, "/usr/local/lib/smddp/python",
                             os.path.join(_HERE, "..", "..", "..", "common", "python")) if d]
 try:
-    from smddp_safeio import (UsageError, decimal_arg, integer_arg, load_json, parse_json, read_text,  # noqa: E402
-                              run_main)
+    from smddp_safeio import (MAX_SECONDS, UsageError, decimal_arg, integer_arg, load_json, parse_json,  # noqa: E402
+                              read_text, run_main)
 except ImportError:
     print(f"{PROG}: smddp_safeio.py not found (install smddp with scripts/build.sh --install, or set "
           "SMDDP_PYTHON_DIR)", file=sys.stderr)
@@ -72,7 +72,6 @@ LABELS = (RESULT, VALID_TILL, PROFILE, FAILED)
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 CONFLICT_ATTEMPTS = 3  # 409: another writer changed the node between GET and PATCH
 MAX_TTL = 10 * 365 * 86400  # valid-till stays a 10-digit label value
-MAX_WAIT = 1e7  # seconds, as the C++ tools' timeouts
 MAX_SECRET_BYTES = 1 << 20  # a token or CA bundle is a few KiB
 MAX_ANSWER_BYTES = 64 << 20  # a node list of a large cluster
 
@@ -269,7 +268,7 @@ def parse(argv):
                       help="seconds the result stays valid (default 86400)")
     node.add_argument("--expire", action="store_true", help="then remove expired results of every node")
     run = sub.add_parser("run", parents=[common, node], help="run the preflight, then label the node")
-    run.add_argument("--preflight-timeout", type=decimal_arg("--preflight-timeout", 0, MAX_WAIT, "seconds"),
+    run.add_argument("--preflight-timeout", type=decimal_arg("--preflight-timeout", 0, MAX_SECONDS, "seconds"),
                      default=3600.0)
     run.add_argument("preflight", nargs=argparse.REMAINDER, help="-- PREFLIGHT_COMMAND...")
     lab = sub.add_parser("label", parents=[common, node], help="label the node from a finished preflight")
