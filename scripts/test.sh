@@ -69,4 +69,4 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 # time; any finding fails the suite.
 phase "fuzzing"
 echo "== fuzzing"
-timeout 1800 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 10 --build-dir "$SMDDP_BUILD_DIR-fuzz"
+timeout 1800 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 8 --build-dir "$SMDDP_BUILD_DIR-fuzz"
