@@ -407,17 +407,13 @@ def write_atomically(path, text, what):
             os.fsync(dfd)
         finally:
             os.close(dfd)
-    except OSError as e:
+    except BaseException as e:  # nothing of a refused or cut-short write stays behind
         if fd >= 0:
             os.close(fd)
         if os.path.lexists(tmp):
             os.unlink(tmp)
-        raise UsageError(f"cannot write {what} {path}: {e.strerror or e}") from None
-    except BaseException:
-        if fd >= 0:
-            os.close(fd)
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
+        if isinstance(e, OSError):
+            raise UsageError(f"cannot write {what} {path}: {e.strerror or e}") from None
         raise
 
 

@@ -34,6 +34,7 @@
 #include "backends/device_memory.h"
 #include "supervision/hang_report.h"
 #include "backends/mpi_tuned.h"
+#include "sweep/memory_fit.h"
 #include "sweep/row_judging.h"
 #include "supervision/supervisor.h"
 #include "sweep/sweep.h"
@@ -217,81 +218,6 @@ void end_mpi() {
   end_mpi();
   if (rank != 0) config::yield_to_reporting_rank();
   std::exit(kExitUsage);
-}
-
-// Host memory one rank needs for a sweep up to `max_bytes`: its buffers plus
-// the engine's scratch (up to two more copies of the vector).
-double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks, const std::vector<uint64_t>& weights) {
-  size_t send = 0, recv = 0;
-  for (Collective c : o.collectives) {
-    for (DataType t : o.dtypes) {
-      const RowCounts rc = row_counts(c, c == Collective::Barrier ? 0 : max_bytes, t, nranks, weights);
-      send = std::max(send, rc.send * dtype_size(t));
-      recv = std::max(recv, rc.recv * dtype_size(t));
-    }
-  }
-  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2;
-}
-
-// Host memory one rank keeps for a row's timings: -n samples, and with
-// per-iteration timing every rank's samples too (gathered, then kept per rank).
-double timing_bytes_per_rank(const BenchOptions& o, int nranks) {
-  const double per_iteration = o.per_iteration ? 2.0 * nranks + 1 : 0;
-  return static_cast<double>(o.iters) * sizeof(double) * (1 + per_iteration);
-}
-
-// As nccl-tests: a -e larger than the memory allows is lowered to the
-// largest size that fits (the same on every rank), with one "#" line from
-// rank 0; -b follows when it is above. The budget is SMDDP_BENCH_MEMORY, else
-// 7/8 of MemAvailable (of the physical memory when MemAvailable is
-// unknown), never more than the host's physical memory, shared by the ranks
-// on this host. Timings that cannot fit (-n) cannot be lowered: a usage
-// error, the same on every rank, before any row.
-void fit_to_memory(BenchOptions& o, Communicator& comm) {
-  const int nranks = comm.size();
-  int host_ranks = 0;
-  for (int r = 0; r < nranks; ++r) host_ranks += comm.host(r) == comm.host(comm.rank()) ? 1 : 0;
-  const double physical = physical_memory_bytes();
-  const double available = available_memory_bytes();
-  double budget = config::is_set("SMDDP_BENCH_MEMORY") ? static_cast<double>(config::bytes("SMDDP_BENCH_MEMORY"))
-                  : available > 0                      ? available * 7 / 8
-                                                       : physical * 7 / 8;
-  // A budget the host does not have would end in a failed mapping on every rank (exit 70).
-  if (physical > 0) budget = std::min(budget, physical);
-  const double timings = timing_bytes_per_rank(o, nranks) * host_ranks;
-  int32_t timings_too_large = budget > 0 && timings > budget ? 1 : 0;
-  comm.allreduce(&timings_too_large, &timings_too_large, 1, DataType::Int32, ReduceOp::Max);
-  if (timings_too_large) {
-    char why[320];
-    if (budget > 0 && timings > budget) {
-      std::snprintf(why, sizeof why,
-                    "-n/--iters %d: the timings of a row need %.0f bytes on this host (%d ranks%s), more than its "
-                    "memory budget of %.0f bytes (SMDDP_BENCH_MEMORY, else 7/8 of MemAvailable); use a smaller -n",
-                    o.iters, timings, host_ranks, o.per_iteration ? ", per-iteration timing" : "", budget);
-    } else {
-      std::snprintf(why, sizeof why, "-n/--iters %d: the timings of a row do not fit another host's memory; use a smaller -n",
-                    o.iters);
-    }
-    throw UsageError(why);
-  }
-  budget -= timings;
-  const auto weights = weights_for(o.alltoallv_weights, nranks);
-  const auto fits = [&](size_t m) { return bytes_per_rank(o, m, nranks, weights) * host_ranks <= budget; };
-  uint64_t fit = o.max_bytes;
-  if (budget > 0 && !fits(o.max_bytes)) {
-    size_t lo = 0, hi = o.max_bytes;  // fits(lo) is assumed: no buffers at 0 bytes
-    while (hi - lo > 1) {
-      const size_t mid = lo + (hi - lo) / 2;
-      (fits(mid) ? lo : hi) = mid;
-    }
-    fit = lo;
-  }
-  comm.allreduce(&fit, &fit, 1, DataType::Uint64, ReduceOp::Min);
-  if (fit >= o.max_bytes) return;
-  o.requested_max_bytes = o.max_bytes;
-  o.max_bytes = fit;
-  o.min_bytes = std::min(o.min_bytes, o.max_bytes);
-  if (comm.rank() == 0) std::printf("#\n# Reducing maxBytes to %zu due to memory limitation\n", o.max_bytes);
 }
 
 // -N 0 runs until SIGINT or SIGTERM: the signal only sets this flag; the
