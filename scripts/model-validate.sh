@@ -6,8 +6,12 @@
 # checks the model on what it was not fitted on. Prints markdown (the
 # tables of docs/model.md); the raw results stay in DIR.
 #
-#   scripts/model-validate.sh [--rate R] [-n ITERS] [-b MIN] [-e MAX] [-o DIR] [--bench PATH] [--model PATH] [--no-measure]
+#   scripts/model-validate.sh [--rate R|none] [--hosts "3 4"] [--transport T] [-n ITERS] [-b MIN] [-e MAX] [-o DIR]
+#                             [--bench PATH] [--model PATH] [--no-measure]
 #
+# --rate none leaves the links unshaped. --hosts lists the held-out host
+# counts (x 1 rank; 2 hosts is always measured: the fit's own). --transport
+# is smddp-bench's network transport (fabric unless named).
 # --no-measure fits and checks the results already in DIR (-o) again, e.g.
 # after a change to the model.
 # Needs root (namespaces). The load average is printed before and after:
@@ -16,12 +20,14 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-rate=400mbit iters=5 min=64K max=64M dir="" measure=1
+rate=400mbit iters=5 min=64K max=64M dir="" measure=1 held_out="3 4" transport=fabric
 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench}
 model=${SMDDP_MODEL:-$ROOT/build/model/smddp-model}
 while [ $# -gt 0 ]; do
   case $1 in
     --rate) rate=${2:?--rate needs a value}; shift 2 ;;
+    --hosts) held_out=${2:?--hosts needs a value}; shift 2 ;;
+    --transport) transport=${2:?--transport needs a value}; shift 2 ;;
     -n) iters=${2:?-n needs a value}; shift 2 ;;
     -b) min=${2:?-b needs a value}; shift 2 ;;
     -e) max=${2:?-e needs a value}; shift 2 ;;
@@ -35,6 +41,13 @@ done
 [ "$measure" = 0 ] || [ -x "$bench" ] || { echo "model-validate.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
 [ -x "$model" ] || { echo "model-validate.sh: no smddp-model at $model (--model PATH)" >&2; exit 64; }
 [ "$measure" = 1 ] || [ -n "$dir" ] || { echo "model-validate.sh: --no-measure needs -o DIR" >&2; exit 64; }
+for h in $held_out; do
+  [[ $h =~ ^([3-9]|1[0-6])$ ]] || { echo "model-validate.sh: --hosts '$held_out': host counts 3-16" >&2; exit 64; }
+done
+case $transport in fabric | mpi | socket | auto) ;; *) echo "model-validate.sh: --transport $transport: expected fabric, mpi, socket or auto" >&2; exit 64 ;; esac
+[[ $rate == none || $rate =~ ^[1-9][0-9]{0,5}[kmg]?bit$ ]] || { echo "model-validate.sh: --rate $rate: expected none or a rate like 1gbit" >&2; exit 64; }
+shaping=()
+[ "$rate" = none ] || shaping=(--rate "$rate")
 [ -n "$dir" ] || dir=$(mktemp -d)
 mkdir -p "$dir"
 
@@ -48,15 +61,15 @@ sweep() {
   local out=$dir/${coll}_${alg}_${hosts}x${per_host}.json
   echo "model-validate.sh: $coll $alg on ${hosts}x${per_host}" >&2
   "$cluster" run -np $((hosts * per_host)) --npernode "$per_host" "$bench" "$coll" -b "$min" -e "$max" -f 4 \
-    -n "$iters" -w 1 --out-of-place --per-iteration -q -T 900 --transport fabric --algorithm "$alg" \
+    -n "$iters" -w 1 --out-of-place --per-iteration -q -T 900 --transport "$transport" --algorithm "$alg" \
     -J "$out" >"$out.log" 2>&1 || echo "model-validate.sh: $coll $alg ${hosts}x${per_host} failed ($out.log)" >&2
 }
 allreduce_algs=(ring halving_doubling tree sharded hierarchical)
 
 if [ "$measure" = 1 ]; then
 trap '"$cluster" down >/dev/null 2>&1 || true' EXIT
-for hosts in 2 3 4; do
-  "$cluster" up "$hosts" --rate "$rate" >&2
+for hosts in 2 $held_out; do
+  "$cluster" up "$hosts" "${shaping[@]}" >&2
   for alg in "${allreduce_algs[@]}"; do sweep "$hosts" 1 allreduce "$alg"; done
   if [ "$hosts" = 2 ]; then
     for alg in "${allreduce_algs[@]}"; do sweep 2 2 allreduce "$alg"; done
@@ -78,11 +91,11 @@ mapfile -t fit_files < <(files "$dir"/allreduce_*_2x1.json)
 median() { "$model" check "$dir/model.json" "$@" -b "$min" -e "$max" | tail -n 1 | sed 's/median abs error: //'; }
 echo "### Validation, --rate $rate, $(nproc) CPUs, load average $load_before -> $load_after"
 echo
-echo "\`scripts/model-validate.sh --rate $rate -n $iters -b $min -e $max\`; fitted on 2 hosts x 1 rank allreduce."
+echo "\`scripts/model-validate.sh --rate $rate --hosts \"$held_out\" --transport $transport -n $iters -b $min -e $max\`; fitted on 2 hosts x 1 rank allreduce."
 echo
 echo "| checked on | $(printf '%s | ' "${allreduce_algs[@]}")all |"
 echo "| --- | $(printf -- '--- | %.0s' "${allreduce_algs[@]}")--- |"
-for shape in 2x1 3x1 4x1 2x2; do
+for shape in 2x1 $(for h in $held_out; do echo "${h}x1"; done) 2x2; do
   line="| allreduce ${shape/x/ hosts x } rank(s)"
   all=()
   for alg in "${allreduce_algs[@]}"; do

@@ -438,6 +438,9 @@ def run_main(prog, main, argv=None):
         _silence_stdout()
         return 0
     except SystemExit as e:  # --help, or a library's own exit
+        if isinstance(e.code, str):  # sys.exit("why"): Python prints it and exits 1
+            _say(prog, e.code)
+            return 1
         return e.code if isinstance(e.code, int) else 0
     except MemoryError:
         _say(prog, "out of memory")

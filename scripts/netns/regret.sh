@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The selection-regret table of docs/performance.md: how far smddp-bench's
+# default (no flags, no SMDDP_* settings) is from the best algorithm it
+# could have forced, and from Open MPI's best, per placement and size.
+#
+#   scripts/netns/regret.sh [--placements "2x1 2x2 4x1 4x2 8x1"] [--shapings "none 1gbit"]
+#                           [--collectives "allreduce allgather reducescatter broadcast alltoall"]
+#                           [-e MAX] [-n ITERS] [--rounds K] [--bench PATH] [--out DIR]
+#
+# For each shaping (none, or a tc rate such as 1gbit on every host's link)
+# and placement (HOSTSxRANKS on a namespace cluster, scripts/netns-cluster.sh)
+# and collective, from 8 B to MAX (16M), it runs these columns:
+#   default           smddp-bench with no flags and no SMDDP_* setting
+#   algo-NAME         each smddp algorithm that can run across hosts, forced
+#   mpi               Open MPI's default decision (--backend mpi)
+#   mpi-NAME          each of Open MPI's tuned algorithms for the
+#                     collective forced (--backend mpi:NAME; the names
+#                     ompi_info lists), one run each: one that cannot run
+#                     this placement fails alone
+# in K rounds, in an order that turns each round (forward from another
+# column on even rounds, backward on odd ones), and renders the markdown
+# with scripts/netns/regret_table.py: per size the default's p50, the best
+# forced algorithm and Open MPI's best, regret (default over best forced)
+# and the ratio against Open MPI's best. Raw JSON stays in DIR.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+placements="2x1 2x2 4x1 4x2 8x1" shapings="none 1gbit"
+collectives="allreduce allgather reducescatter broadcast alltoall"
+max=16M iters=10 rounds=2 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
+usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [--rounds K] [--bench PATH] [--out DIR]"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --placements) placements=${2:?$usage}; shift 2 ;;
+    --shapings) shapings=${2:?$usage}; shift 2 ;;
+    --collectives) collectives=${2:?$usage}; shift 2 ;;
+    -e) max=${2:?$usage}; shift 2 ;;
+    -n) iters=${2:?$usage}; shift 2 ;;
+    --rounds) rounds=${2:?$usage}; shift 2 ;;
+    --bench) bench=${2:?$usage}; shift 2 ;;
+    --out) out=${2:?$usage}; shift 2 ;;
+    *) echo "regret.sh: unknown argument $1; $usage" >&2; exit 64 ;;
+  esac
+done
+for p in $placements; do
+  [[ $p =~ ^([1-9])x([1-9])$ ]] || { echo "regret.sh: placement '$p': expected HOSTSxRANKS, 1-9 each" >&2; exit 64; }
+done
+for s in $shapings; do
+  [[ $s == none || $s =~ ^[1-9][0-9]{0,3}[mg]bit$ ]] || { echo "regret.sh: shaping '$s': expected none or a rate like 1gbit" >&2; exit 64; }
+done
+[[ $rounds =~ ^[1-9][0-9]{0,2}$ ]] || { echo "regret.sh: --rounds $rounds: expected 1-999" >&2; exit 64; }
+[[ $iters =~ ^[1-9][0-9]{0,5}$ ]] || { echo "regret.sh: -n $iters: expected 1-999999" >&2; exit 64; }
+[ -x "$bench" ] || { echo "regret.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
+[ -n "$out" ] || out=$(mktemp -d /tmp/smddp-regret.XXXXXX)
+mkdir -p "$out"
+
+# No SMDDP_* setting may reach the default column.
+while IFS='=' read -r name _; do
+  case $name in SMDDP_*) unset "$name" ;; esac
+done < <(env)
+
+export SMDDP_NETNS_NAME=sregret SMDDP_NETNS_NET=242
+cluster=$ROOT/scripts/netns-cluster.sh
+trap '"$cluster" down >/dev/null 2>&1 || true' EXIT
+
+# smddp algorithms of a collective that can run across hosts, from the
+# engine's own registry (--list-algorithms): host memory, and not limited
+# to ranks on one node.
+algorithms_of() {
+  "$bench" --list-algorithms | awk -v c="$1" '$1 == c && $3 == "host" && !/all ranks on one node/ { print $2 }'
+}
+# Open MPI's tuned algorithms for a collective (its coll_tuned variable's
+# enumerators, as ompi_info lists them), without "ignore".
+mpi_tuned_of() {
+  ompi_info --param coll tuned --level 9 2>/dev/null |
+    grep -A2 -F "parameter \"coll_tuned_$1_algorithm\"" | grep -F 'Valid values:' |
+    grep -o '[0-9]*:"[a-z_]*"' | sed 's/^[0-9]*:"//; s/"$//' | grep -vx ignore || true
+}
+tuned_name() {
+  case $1 in
+    broadcast) echo bcast ;;
+    reducescatter) echo reduce_scatter ;;
+    *) echo "$1" ;;
+  esac
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for shaping in $shapings; do
+  hosts_list=$(for p in $placements; do echo "${p%x*}"; done | sort -un)
+  for hosts in $hosts_list; do
+    shape=()
+    [ "$shaping" = none ] || shape=(--rate "$shaping")
+    "$cluster" down >/dev/null 2>&1 || true
+    "$cluster" up "$hosts" "${shape[@]}" >&2
+    for p in $placements; do
+      [ "${p%x*}" = "$hosts" ] || continue
+      per_host=${p#*x}
+      np=$((hosts * per_host))
+      for coll in $collectives; do
+        dir=$out/$shaping/$p/$coll
+        mkdir -p "$dir"
+        common=("$coll" -b 8 -e "$max" -f 2 -n "$iters" -w 2 --per-iteration -q -T 600)
+        columns=("default")
+        for a in $(algorithms_of "$coll"); do columns+=("algo-$a --algorithm $a"); done
+        columns+=("mpi --backend mpi")
+        for a in $(mpi_tuned_of "$(tuned_name "$coll")"); do columns+=("mpi-$a --backend mpi:$a"); done
+        n=${#columns[@]}
+        for ((r = 0; r < rounds; r++)); do
+          for ((k = 0; k < n; k++)); do
+            if ((r % 2 == 0)); then i=$(((r + k) % n)); else i=$((((r - k) % n + n) % n)); fi
+            read -r -a job <<<"${columns[$i]}"
+            name=${job[0]}.r$r
+            echo "regret.sh: $shaping $p $coll $name: ${job[*]:1}" >&2
+            "$cluster" run -np "$np" --npernode "$per_host" "$bench" "${common[@]}" "${job[@]:1}" -J "$dir/$name.json" \
+              >"$dir/$name.log" 2>&1 || echo "regret.sh: $shaping $p $coll $name failed (see $dir/$name.log)" >&2
+          done
+        done
+      done
+    done
+  done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+python3 "$HERE/regret_table.py" --dir "$out" --load "$load_before -> $load_after" --cpus "$(nproc)" \
+  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters --rounds $rounds"
+echo "regret.sh: raw results in $out" >&2
