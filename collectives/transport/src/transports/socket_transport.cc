@@ -295,6 +295,9 @@ class SocketTransport final : public Transport {
     if (error == net::errno_text(ECONNREFUSED)) {
       mark_lost(p, peer, "refuses connections at " + peer.address + ":" + std::to_string(peer.port) +
                              " (its process is gone, or a firewall rejects the port)");
+    } else if (error == net::errno_text(EMFILE)) {  // waiting frees no file
+      throw TransportError("socket transport: rank " + std::to_string(me_) + " cannot connect to " +
+                           peer.dialer->peer_name() + ": " + error + " (raise `ulimit -n`, or use --transport mpi)");
     } else if (Clock::now() >= peer.dial_deadline) {
       throw TransportError("socket transport: rank " + std::to_string(me_) + " cannot connect to " +
                            peer.dialer->peer_name() + " within " + socket_setup::seconds_text(connect_timeout_) +
