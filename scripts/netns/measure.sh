@@ -17,8 +17,9 @@
 # to back runs here alternate fast and slow, so a fixed order favours some
 # columns); each cell is then the median of its K runs' p50s.
 # --transport picks smddp's network transport between hosts: fabric (the
-# default here: libfabric tcp;ofi_rxm), auto/mpi (Open MPI's point to
-# point, what `auto` takes where no EFA is present) or socket (plain TCP).
+# default here: libfabric tcp;ofi_rxm), mpi (Open MPI's point to point),
+# socket (plain TCP) or auto (what users get: socket where no EFA is
+# present and every rank reaches its peers, as on these namespaces).
 #
 # The machine's load average is printed before and after: other work on the
 # same cores shows up in every number here.

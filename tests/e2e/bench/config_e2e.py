@@ -182,6 +182,7 @@ def invalid_values(tmp):
         "SMDDP_FABRIC_VERBOSE": ["loud"],
         "SMDDP_CUDA_CHUNK_BYTES": ["512", "8G"],
         "SMDDP_SOCKET_ADDRESS": ["not an address"],
+        "SMDDP_SOCKET_SETUP_TIMEOUT": ["soon", "0"],
         "SMDDP_STORE_PORT": ["70000", "port"],
         "SMDDP_BOOTSTRAP_TIMEOUT": ["soon", "nan"],
         "SMDDP_STORE_SECRET": ["short"],

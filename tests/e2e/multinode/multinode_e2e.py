@@ -27,6 +27,10 @@ Tests:
       nothing left behind
   hang_remote_silent  the other host's first rank is the stopped one: rank 0
       names that host as the one that sent no report
+  socket_count   8 hosts x 4 ranks under the default transport: sockets
+      (no EFA), at most 10 connections per rank, counted from /proc
+  socket_fallback  a host's socket listener out of reach: auto falls back to
+      MPI on every rank with one line; --transport socket fails naming it
 """
 import argparse
 import glob
@@ -326,6 +330,148 @@ def test_link_down():
 
 def test_link_down_socket():
     link_down("mnls", 227, "socket")
+
+
+def json_transport(path):
+    """The "transport" field of smddp-bench's -J document, wherever it sits."""
+    def find(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("transport"), str):
+                return node["transport"]
+            node = list(node.values())
+        if isinstance(node, list):
+            for v in node:
+                found = find(v)
+                if found:
+                    return found
+        return None
+    return find(json.load(open(path)))
+
+
+def tcp_table(pid):
+    """{socket inode: (local, remote, state)} of the network namespace `pid` is in."""
+    table = {}
+    with open(f"/proc/{pid}/net/tcp") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
+            table[inode] = (endpoint(local), endpoint(remote), state)
+    return table
+
+
+def endpoint(hex_text):
+    """'0100A8C0:1F90' -> ('192.168.0.1', 8080)."""
+    addr, port = hex_text.split(":")
+    return ".".join(str(b) for b in reversed(bytes.fromhex(addr))), int(port, 16)
+
+
+def socket_inodes(pid):
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
+
+
+LISTENING = re.compile(r"rank (\d+) on \S+: socket transport, listening on ([\d.]+):(\d+), (\d+) connections at setup")
+
+
+def test_socket_count():
+    """8 hosts x 4 ranks, the default transport: auto takes sockets (no EFA
+    here), and each rank holds at most 2*log2(8)+4 = 10 connections to other
+    ranks (its partners and what its schedules use), not one per rank (31).
+    Ours are told from MPI's by the listeners the ranks name
+    (SMDDP_FABRIC_VERBOSE): a connection of ours has one end at a rank's
+    listener. Sampled from /proc while the sweep runs; connections stay open
+    until the communicator goes, so the largest sample is the count."""
+    hosts, per_host, limit = 8, 4, 10
+    with Cluster("mnsc", 230, hosts) as c, tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        cmd = c.run_cmd("--output-filename", os.path.join(d, "ranks"), "-np", str(hosts * per_host), "--npernode",
+                        str(per_host), ARGS.bench, "allreduce", "-b", "8", "-e", "1M", "-f", "8", "-n", "5", "-w", "1",
+                        "-T", "60", "-J", out)
+        env = dict(c.env, SMDDP_FABRIC_VERBOSE="1")
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        most, samples = {}, {}
+        listeners = {}
+        while p.poll() is None:
+            for m in LISTENING.finditer(rank_stderr(d)):
+                listeners[int(m.group(1))] = (m.group(2), int(m.group(3)))
+            ends = set(listeners.values())
+            tables = {}
+            for pid, rank in processes_of(ARGS.bench).items():
+                if rank not in listeners:
+                    continue
+                try:
+                    ns = os.readlink(f"/proc/{pid}/ns/net")
+                    if ns not in tables:
+                        tables[ns] = tcp_table(pid)
+                    ours = [i for i in socket_inodes(pid) if i in tables[ns] and tables[ns][i][2] == "01" and
+                            (tables[ns][i][0] == listeners[rank] or tables[ns][i][1] in ends)]
+                except OSError:  # the rank just ended
+                    continue
+                most[rank] = max(most.get(rank, 0), len(ours))
+                samples[rank] = samples.get(rank, 0) + 1
+            time.sleep(0.2)
+        stdout, stderr = p.communicate()
+        if p.returncode != 0:
+            fail(f"exit {p.returncode}\n{(stdout + stderr + rank_stderr(d))[-4000:]}")
+        if "# transport between nodes: socket" not in stdout or json_transport(out) != "socket":
+            fail(f"the default transport without EFA should be socket:\n{stdout[-2000:]}")
+        np = hosts * per_host
+        if len(listeners) != np or len(samples) != np:
+            fail(f"want every rank's listener named and sampled: listeners {sorted(listeners)}, sampled {samples}")
+        over = {r: n for r, n in most.items() if n > limit}
+        if over or min(most.values()) < 1:
+            fail(f"connections per rank (limit {limit}, at least 1): {dict(sorted(most.items()))}")
+        print(f"{np} ranks over sockets: at most {max(most.values())} connections per rank "
+              f"(limit {limit}; setup: {sorted(set(int(m.group(4)) for m in LISTENING.finditer(rank_stderr(d))))}; "
+              f"{min(samples.values())}+ samples per rank)")
+
+
+def test_socket_fallback():
+    """Host 0's ranks listen on an address host 1 cannot reach (its packets
+    to it vanish, as a firewall's DROP would): under the default transport
+    every rank takes MPI's point-to-point together, rank 0 says why in one
+    line, and the run completes; --transport socket fails, naming the peer."""
+    name, net = "mnfb", 231
+    hidden = f"10.{net}.1.1"
+    with Cluster(name, net, 2) as c, tempfile.TemporaryDirectory() as d:
+        subprocess.run(["ip", "-n", f"{name}-h0", "addr", "add", f"{hidden}/32", "dev", "lo"], check=True)
+        # Host 1 sends to a neighbour that does not exist: nothing answers.
+        subprocess.run(["ip", "-n", f"{name}-h1", "neigh", "add", f"198.18.{net}.250", "lladdr", "02:00:00:00:00:01",
+                        "dev", "eth0", "nud", "permanent"], check=True)
+        subprocess.run(["ip", "-n", f"{name}-h1", "route", "add", f"{hidden}/32", "via", f"198.18.{net}.250"],
+                       check=True)
+        wrapper = f'test "$(hostname)" = {name}-h0 && export SMDDP_SOCKET_ADDRESS={hidden}; exec "$0" "$@"'
+        out = os.path.join(d, "out.json")
+        bench = ["/bin/sh", "-c", wrapper, ARGS.bench, "allreduce", "-b", "8", "-e", "64K", "-n", "2", "-w", "1",
+                 "-T", "30"]
+        r = c.run("-np", "4", "--npernode", "2", *bench, "-J", out, timeout=120,
+                  extra_env={"SMDDP_SOCKET_SETUP_TIMEOUT": "2"})
+        text = r.stdout + r.stderr
+        if r.returncode != 0:
+            fail(f"auto: exit {r.returncode}, want 0 (MPI's point-to-point)\n{text[-3000:]}")
+        why = [l for l in text.splitlines() if "transport auto" in l]
+        want = (f"smddp: transport auto: MPI point-to-point between nodes, not sockets: socket transport: rank 2 on "
+                f"{name}-h1 cannot reach rank 0 on {name}-h0 ({hidden}:")
+        if len(why) != 1 or not why[0].startswith(want) or "within 2 s" not in why[0]:
+            fail(f"want one line starting {want!r}: {why}\n{text[-3000:]}")
+        if "# transport between nodes: mpi" not in r.stdout or json_transport(out) != "mpi":
+            fail(f"want transport mpi in the header and the JSON:\n{r.stdout[-2000:]}")
+        print(why[0])
+        r = c.run("-np", "4", "--npernode", "2", *bench, "--transport", "socket", timeout=120,
+                  extra_env={"SMDDP_BOOTSTRAP_TIMEOUT": "2"})
+        text = r.stdout + r.stderr
+        want = f"socket transport: rank 2 on {name}-h1 cannot reach rank 0 on {name}-h0 ({hidden}:"
+        if r.returncode == 0 or want not in text:
+            fail(f"--transport socket: exit {r.returncode}, want a failure naming {want!r}\n{text[-3000:]}")
+        print(next(l for l in text.splitlines() if want in l))
 
 
 HANG_AT = 150  # after the start-up calls, inside the first row

@@ -60,7 +60,7 @@ constexpr Setting kTable[] = {
      "Single-copy reads between ranks of a node (process_vm_readv); 0 turns them off"},
     {"SMDDP_TRANSPORT", Type::Choice, "auto", 0, 0, 1, kNetworkTransportChoices, kEngine,
      "Transport between nodes; socket: plain TCP; auto: libfabric (EFA) when every rank has it, "
-     "else MPI (smddp-bench --transport overrides)"},
+     "else socket when every rank reaches its partners, else MPI (smddp-bench --transport overrides)"},
     {"SMDDP_FABRIC_PROVIDER", Type::Name, "", 0, 0, 1, {}, kEngine,
      "libfabric provider of the fabric transport; default: a plain FI_PROVIDER, else efa when "
      "present, else tcp"},
@@ -73,17 +73,22 @@ constexpr Setting kTable[] = {
     {"SMDDP_FABRIC_NAP_US", Type::Integer, "200", 0, 999999, 1, {}, kEngine,
      "Microseconds a waiting rank sleeps on the completion queue at a time"},
     {"SMDDP_FABRIC_VERBOSE", Type::Boolean, "0", 0, 0, 1, {}, kEngine,
-     "One line per rank naming the fabric provider, domain and piece size"},
+     "One line per rank naming the fabric provider, domain and piece size, or the socket "
+     "transport's address and port"},
     {"SMDDP_CUDA_CHUNK_BYTES", Type::Size, "4M", 1024, int64_t{1} << 32, 1, {}, kEngine,
      "Chunk of the cuda_staged algorithm (CUDA builds)"},
     {"SMDDP_SOCKET_ADDRESS", Type::Name, "", 0, 0, 1, {}, kEngine,
      "Address the socket transport listens on; default: the one that reaches the TCP store "
      "(torchrun-style starts), else the host's first up, non-loopback IPv4 address"},
+    {"SMDDP_SOCKET_SETUP_TIMEOUT", Type::Seconds, "5", 0, 0, 1, {}, kEngine,
+     "Seconds transport auto gives the socket transport's setup connections before every rank "
+     "takes MPI point-to-point instead"},
     {"SMDDP_STORE_PORT", Type::Integer, "", 1, 65535, 1, {}, kEngine,
      "TCP store port (torchrun-style starts); default: MASTER_PORT, the next one under "
      "torchrun's agent"},
     {"SMDDP_BOOTSTRAP_TIMEOUT", Type::Seconds, "60", 0, 0, 1, {}, kEngine,
-     "Seconds torchrun-style ranks wait for each other at the TCP store"},
+     "Seconds torchrun-style ranks wait for each other at the TCP store; also the socket "
+     "transport's limit on reaching a peer (and, with --transport socket, on its setup connections)"},
     {"SMDDP_STORE_SECRET", Type::Secret, "", 0, 0, 1, {}, kEngine,
      "Shared secret every rank proves to the TCP store and to its socket-transport peers (HMAC "
      "challenge-response); default: none, both are open to anyone who reaches them (docs/deploy.md)"},

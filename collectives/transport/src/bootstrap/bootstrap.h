@@ -11,6 +11,7 @@
 namespace smddp {
 
 class Transport;
+struct Topology;
 
 class Bootstrap {
  public:
@@ -22,12 +23,17 @@ class Bootstrap {
   virtual void barrier() = 0;
   // An integer equal on ranks that can share memory, distinct otherwise.
   virtual int shared_memory_key() = 0;
-  // The transport used between nodes when no faster one is configured.
+  // The transport between nodes when no faster one is configured or
+  // reachable (MPI point-to-point; the socket transport under the TCP store).
   virtual std::unique_ptr<Transport> make_network_transport() = 0;
-  // The socket transport between nodes (--transport socket), as this
-  // bootstrap sets it up; the default is open_socket_transport()
-  // (transport/socket_transport.h).
-  virtual std::unique_ptr<Transport> make_socket_network_transport();
+  // True when make_network_transport() is the socket transport already:
+  // --transport auto has nothing to fall back to.
+  virtual bool network_transport_is_socket() const { return false; }
+  // The socket transport between nodes (--transport socket), connecting
+  // `topo`'s socket_partners() at setup; TransportError when some rank
+  // cannot. The default is open_socket_transport()
+  // (transports/socket_transport.h).
+  virtual std::unique_ptr<Transport> make_socket_network_transport(const Topology& topo);
 };
 
 std::unique_ptr<Bootstrap> make_mpi_bootstrap();
@@ -46,6 +52,8 @@ struct Topology {
   std::vector<std::vector<int>> node_ranks;  // world ranks of each node, ascending
 
   bool same_node(int peer) const { return node_of[peer] == node; }
+  // Ranks on other nodes: the most a rank can talk to over the network.
+  int remote_size() const { return size - static_cast<int>(node_ranks[static_cast<size_t>(node)].size()); }
 };
 
 // Gathers hosts, pids and nodes. ranks_per_node > 0 splits each real node

@@ -98,15 +98,22 @@ class TcpBootstrap final : public Bootstrap {
     return env_.rank;
   }
 
-  std::unique_ptr<Transport> make_network_transport() override {
-    const std::string forced = config::text("SMDDP_SOCKET_ADDRESS");
-    return make_socket_transport(
-        *this, {forced.empty() ? store_.local_address() : forced, env_.timeout_seconds, env_.store_secret});
+  // Without a topology: every connection on demand.
+  std::unique_ptr<Transport> make_network_transport() override { return socket_transport({}); }
+  // The network transport here is the socket transport already; auto and
+  // --transport socket alike connect the partners at setup.
+  bool network_transport_is_socket() const override { return true; }
+  std::unique_ptr<Transport> make_socket_network_transport(const Topology& topo) override {
+    return socket_transport(socket_partners(topo));
   }
-  // The network transport here is the socket transport already.
-  std::unique_ptr<Transport> make_socket_network_transport() override { return make_network_transport(); }
 
  private:
+  std::unique_ptr<Transport> socket_transport(std::vector<int> partners) {
+    const std::string forced = config::text("SMDDP_SOCKET_ADDRESS");
+    return make_socket_transport(*this, {forced.empty() ? store_.local_address() : forced, env_.timeout_seconds,
+                                         env_.store_secret, std::move(partners), env_.timeout_seconds});
+  }
+
   TorchrunEnvironment env_;
   TcpStore store_;
   uint64_t step_ = 0;

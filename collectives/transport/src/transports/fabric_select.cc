@@ -1,8 +1,9 @@
 // Choosing the network transport and bringing the libfabric one up. Every
 // rank must reach the same decision, or some would post MPI messages that
-// others wait for on libfabric: each rank opens what it can, then one
-// bootstrap allgather of "cards" (ok flag, address, piece size, error) lets
-// all ranks decide from the same facts.
+// others wait for on libfabric or sockets: each rank opens what it can,
+// then one bootstrap allgather of "cards" (ok flag, address, piece size,
+// error) lets all ranks decide from the same facts; the socket transport
+// votes the same way (socket_transport.h).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "smddp/types.h"
 #include "transports/fabric_liveness.h"
 #include "transports/fabric_transport.h"
+#include "transports/socket_transport.h"
 
 namespace smddp {
 namespace {
@@ -66,14 +68,30 @@ void copy_string(char* dst, size_t cap, const std::string& s) {
   dst[cap - 1] = '\0';
 }
 
+// auto without EFA on every rank: the socket transport, which beats MPI's
+// point-to-point, when every rank reaches its partners in time; else every
+// rank, by the socket transport's vote, takes MPI's together.
+std::unique_ptr<Transport> open_without_efa(Bootstrap& bootstrap, const Topology& topo) {
+  if (bootstrap.network_transport_is_socket()) return bootstrap.make_socket_network_transport(topo);
+  SocketOpening opening = try_open_socket_transport(bootstrap, socket_partners(topo), topo.remote_size(),
+                                                    config::seconds("SMDDP_SOCKET_SETUP_TIMEOUT"));
+  if (opening.transport) return std::move(opening.transport);
+  if (topo.rank == 0) {
+    std::fprintf(stderr, "smddp: transport auto: MPI point-to-point between nodes, not sockets: %s\n",
+                 opening.failure.c_str());
+  }
+  return bootstrap.make_network_transport();
+}
+
 }  // namespace
 
 std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const Topology& topo,
                                                   const NetworkChoice& choice) {
   const std::string transport = resolve_transport(choice.transport);
   if (transport == "mpi") return bootstrap.make_network_transport();
-  if (transport == "socket") return bootstrap.make_socket_network_transport();
+  if (transport == "socket") return bootstrap.make_socket_network_transport(topo);
   const bool wanted = transport == "fabric" || fabric_provider_available("efa");
+  if (!wanted) return open_without_efa(bootstrap, topo);
   const std::string provider = wanted ? resolve_provider(choice.provider) : "";
 
   Card mine;
@@ -105,7 +123,7 @@ std::unique_ptr<Transport> open_network_transport(Bootstrap& bootstrap, const To
       max_piece = std::min<size_t>(max_piece, cards[r].max_piece);
       continue;
     }
-    if (transport == "auto") return bootstrap.make_network_transport();  // efa missing somewhere
+    if (transport == "auto") return open_without_efa(bootstrap, topo);  // efa missing somewhere
     throw TransportError("fabric transport unavailable: rank " + std::to_string(r) + " on " +
                          topo.hosts[r] + " cannot open libfabric provider '" + provider +
                          "': " + cards[r].error);

@@ -1,10 +1,14 @@
-// The transport between nodes: libfabric (efa on AWS, tcp elsewhere) or MPI
-// point-to-point. open_network_transport() decides, the same way on every
-// rank, and opens it.
+// The transport between nodes: libfabric (efa on AWS, tcp elsewhere), plain
+// TCP sockets, or MPI point-to-point. open_network_transport() decides, the
+// same way on every rank, and opens it.
 //
 // Selection: `transport` is "mpi", "fabric", "socket" or "auto" (empty: from
 // SMDDP_TRANSPORT, else auto). auto means fabric when the efa provider
-// exists on every rank, else mpi. The provider is `provider`, else
+// exists on every rank; else socket when every rank has an address, files
+// for its setup connections, and reaches its partners within
+// SMDDP_SOCKET_SETUP_TIMEOUT; else (every rank together, one line on rank
+// 0's stderr saying why) mpi. Under the TCP store bootstrap, whose own
+// transport is the socket one, auto without EFA is socket. The provider is `provider`, else
 // SMDDP_FABRIC_PROVIDER, else FI_PROVIDER, else efa when present, else tcp.
 // With "fabric", a rank that cannot open its endpoint makes every rank throw
 // TransportError naming that rank, its host and libfabric's message.

@@ -39,23 +39,28 @@ std::string job_secret(Bootstrap& bootstrap) {
 // the shared-memory segment).
 constexpr rlim_t kSpareFiles = 256;
 
-// Room for one connection to each other rank: raises the soft limit on
-// open files toward the hard one when it is short. 0 when it fits, else
-// the most files this process may open.
-rlim_t short_of_files(int connections) {
+// Room for the connections a rank will hold: raises the soft limit on
+// open files toward `wanted` (every rank it could ever connect to) and the
+// hard limit. 0 when `needed` (the partners at setup) fits, else the most
+// files this process may open.
+rlim_t short_of_files(size_t needed, size_t wanted) {
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0) return 0;  // unknown: let the connections tell
-  const rlim_t need = static_cast<rlim_t>(connections) + kSpareFiles;
-  if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= need) return 0;
-  if (lim.rlim_max != RLIM_INFINITY && lim.rlim_max < need) return lim.rlim_max;
-  lim.rlim_cur = need;
-  return setrlimit(RLIMIT_NOFILE, &lim) == 0 ? 0 : lim.rlim_max;
+  const rlim_t want = static_cast<rlim_t>(std::max(needed, wanted)) + kSpareFiles;
+  if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+    rlimit raised = lim;
+    raised.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+  }
+  const rlim_t need = static_cast<rlim_t>(needed) + kSpareFiles;
+  return lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= need ? 0 : lim.rlim_cur;
 }
 
 // What each rank tells the others before any listener opens.
 struct Readiness {
-  int32_t files = 0;     // short_of_files(): the limit that is too low, or 0
-  int32_t address = 0;   // 1: it has an address to listen on
+  int32_t files = 0;        // short_of_files(): the limit that is too low, or 0
+  int32_t address = 0;      // 1: it has an address to listen on
+  int32_t connections = 0;  // its partners
   char host[64] = {};
 };
 
@@ -80,27 +85,30 @@ std::string first_interface_address() {
   return found;
 }
 
-std::unique_ptr<Transport> open_socket_transport(Bootstrap& bootstrap) {
+SocketOpening try_open_socket_transport(Bootstrap& bootstrap, const std::vector<int>& partners, int remote_ranks,
+                                        double setup_timeout_seconds) {
   std::string address = config::text("SMDDP_SOCKET_ADDRESS");
   if (address.empty()) address = first_interface_address();
   // Every rank learns whether every rank can take part, so none waits for
   // a listener that never comes.
   Readiness mine;
   mine.address = address.empty() ? 0 : 1;
-  mine.files = static_cast<int32_t>(std::min<rlim_t>(short_of_files(bootstrap.size() - 1), INT32_MAX));
+  mine.connections = static_cast<int32_t>(partners.size());
+  mine.files = static_cast<int32_t>(
+      std::min<rlim_t>(short_of_files(partners.size(), static_cast<size_t>(std::max(remote_ranks, 0))), INT32_MAX));
   gethostname(mine.host, sizeof mine.host - 1);
   std::vector<Readiness> all(static_cast<size_t>(bootstrap.size()));
   bootstrap.allgather(&mine, all.data(), sizeof(Readiness));
   for (size_t r = 0; r < all.size(); ++r) {
     const std::string who = "socket transport: rank " + std::to_string(r) + " on " + all[r].host;
     if (!all[r].address) {
-      throw TransportError(who + " found no up, non-loopback IPv4 address to listen on (set SMDDP_SOCKET_ADDRESS "
-                           "to an address of its host)");
+      return {nullptr, who + " found no up, non-loopback IPv4 address to listen on (set SMDDP_SOCKET_ADDRESS "
+                           "to an address of its host)"};
     }
     if (all[r].files) {
-      throw TransportError(who + " may open " + std::to_string(all[r].files) + " files, too few for a connection to " +
-                           "each of the " + std::to_string(all.size() - 1) + " other ranks (raise `ulimit -n`, or " +
-                           "use --transport mpi)");
+      return {nullptr, who + " may open " + std::to_string(all[r].files) + " files, too few for its " +
+                           std::to_string(all[r].connections) + " connections at setup (raise `ulimit -n`, or use " +
+                           "--transport mpi)"};
     }
   }
   // Drawn on every call, so every rank takes part in the allgather even
@@ -108,9 +116,20 @@ std::unique_ptr<Transport> open_socket_transport(Bootstrap& bootstrap) {
   // naming it).
   std::string secret = job_secret(bootstrap);
   if (std::string configured = store::configured_secret(); !configured.empty()) secret = configured;
-  return make_socket_transport(bootstrap, {address, config::seconds("SMDDP_BOOTSTRAP_TIMEOUT"), secret});
+  return try_make_socket_transport(
+      bootstrap, {address, config::seconds("SMDDP_BOOTSTRAP_TIMEOUT"), secret, partners, setup_timeout_seconds});
 }
 
-std::unique_ptr<Transport> Bootstrap::make_socket_network_transport() { return open_socket_transport(*this); }
+std::unique_ptr<Transport> open_socket_transport(Bootstrap& bootstrap, const std::vector<int>& partners,
+                                                 int remote_ranks) {
+  SocketOpening opening =
+      try_open_socket_transport(bootstrap, partners, remote_ranks, config::seconds("SMDDP_BOOTSTRAP_TIMEOUT"));
+  if (!opening.transport) throw TransportError(opening.failure);
+  return std::move(opening.transport);
+}
+
+std::unique_ptr<Transport> Bootstrap::make_socket_network_transport(const Topology& topo) {
+  return open_socket_transport(*this, socket_partners(topo), topo.remote_size());
+}
 
 }  // namespace smddp

@@ -12,14 +12,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <cerrno>
 #include <cstdio>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/check.h"
 #include "smddp/common/socket_io.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "transports/socket_handshake.h"
 
@@ -29,6 +33,7 @@ namespace {
 using net::Clock;
 
 constexpr size_t kMaxPiece = size_t{1} << 30;
+constexpr std::string_view kPrefix = "socket transport: ";
 
 struct FrameHead {
   int32_t tag;
@@ -37,16 +42,26 @@ struct FrameHead {
 };
 static_assert(sizeof(FrameHead) == 16);
 
-// What each rank publishes at setup.
+// What each rank publishes at setup: where it listens, or why it cannot.
 struct PeerRecord {
   char address[64];
   char host[64];
-  int32_t port;
+  int32_t port;  // 0: no listener, `error` says why
+  char error[124];
 };
+static_assert(sizeof(PeerRecord) == 256);
+
+// Each rank's outcome of connecting its partners, for the vote.
+struct Outcome {
+  int32_t verdict;  // kOk, or what failed (a connection we dialled names the cause best)
+  char text[252];
+};
+constexpr int32_t kOk = 0, kNotConnected = 1, kUnreachable = 2;
 
 struct Peer {
   net::Fd fd;
-  std::string host;
+  std::string host, address;
+  int port = 0;
   std::deque<Request*> sends, recvs;
   FrameHead out{};
   size_t out_done = 0;  // head bytes of the front send already sent
@@ -54,32 +69,102 @@ struct Peer {
   size_t in_done = 0;  // head bytes of the front receive already read
   std::string lost;    // why the peer is gone; empty while it is healthy
   bool active = false;
+  // Wanted but not connected yet: we dial it (we are the higher rank) or
+  // wait for its hello.
+  bool connecting = false;
+  std::unique_ptr<socket_setup::Dialer> dialer;
+  Clock::time_point wanted_since{}, dial_deadline{};
 };
+
+void copy_text(char* dst, size_t cap, const std::string& s) { std::snprintf(dst, cap, "%s", s.c_str()); }
 
 class SocketTransport final : public Transport {
  public:
   SocketTransport(Bootstrap& bootstrap, const SocketTransportConfig& config)
-      : me_(bootstrap.rank()), peers_(static_cast<size_t>(bootstrap.size())) {
-    secret_ = config.secret;
-    const auto deadline = net::deadline_in(config.setup_timeout_seconds);
-    net::Fd listener = listen(config.listen_address);
+      : me_(bootstrap.rank()),
+        secret_(config.secret),
+        connect_timeout_(config.connect_timeout_seconds),
+        peers_(static_cast<size_t>(bootstrap.size())),
+        acceptor_(me_, bootstrap.size(), secret_, [this](int p) { return !peers_[static_cast<size_t>(p)].fd; }) {}
+
+  // Listens and publishes where; "" when every rank listens, else the
+  // failure (the same on every rank).
+  std::string publish(Bootstrap& bootstrap, const std::string& address) {
     PeerRecord mine{};
-    std::snprintf(mine.address, sizeof mine.address, "%s", config.listen_address.c_str());
+    copy_text(mine.address, sizeof mine.address, address);
     gethostname(mine.host, sizeof mine.host - 1);
-    mine.port = net::local_port(listener.get());
+    try {
+      listener_ = listen(address);
+      mine.port = net::local_port(listener_.get());
+    } catch (const TransportError& e) {
+      copy_text(mine.error, sizeof mine.error, e.what());
+    }
     std::vector<PeerRecord> all(peers_.size());
     bootstrap.allgather(&mine, all.data(), sizeof(PeerRecord));
-    for (size_t p = 0; p < peers_.size(); ++p) peers_[p].host = all[p].host;
-    for (int p = 0; p < me_; ++p) connect_to(p, all[static_cast<size_t>(p)], deadline, config.setup_timeout_seconds);
-    std::vector<net::Fd> from_higher(peers_.size());
-    socket_setup::accept_from_higher(listener.get(), me_, secret_, from_higher, deadline, config.setup_timeout_seconds);
-    for (size_t p = static_cast<size_t>(me_) + 1; p < peers_.size(); ++p) peers_[p].fd = std::move(from_higher[p]);
-    for (auto& peer : peers_) {
-      if (!peer.fd) continue;
-      net::set_nonblocking(peer.fd.get(), true);
-      net::set_nodelay(peer.fd.get());
+    for (size_t p = 0; p < peers_.size(); ++p) {
+      peers_[p].host = all[p].host;
+      peers_[p].address = all[p].address;
+      peers_[p].port = all[p].port;
     }
+    for (size_t p = 0; p < peers_.size(); ++p) {
+      if (all[p].port == 0) return "socket transport: rank " + std::to_string(p) + " on " + all[p].host + ": " + all[p].error;
+    }
+    return "";
   }
+
+  // Connects `partners` within the deadline, then votes; "" when every
+  // rank connected all of its partners, else the failure (the same on
+  // every rank).
+  std::string connect_partners(Bootstrap& bootstrap, const std::vector<int>& partners, double timeout) {
+    const auto deadline = net::deadline_in(timeout);
+    Outcome mine{kOk, {}};
+    setting_up_ = true;
+    try {
+      for (int p : partners) want(p, deadline);
+      for (;;) {
+        advance_connections(10);
+        const bool all = std::all_of(partners.begin(), partners.end(),
+                                     [&](int p) { return bool(peers_[static_cast<size_t>(p)].fd); });
+        if (all || Clock::now() >= deadline) break;
+      }
+      for (int p : partners) {
+        const Peer& peer = peers_[static_cast<size_t>(p)];
+        if (peer.fd) continue;
+        if (peer.dialer) {
+          mine.verdict = kUnreachable;
+          copy_text(mine.text, sizeof mine.text, "rank " + std::to_string(me_) + " on " + peers_[me()].host +
+                                                     " cannot reach " + peer.dialer->peer_name() + " within " +
+                                                     socket_setup::seconds_text(timeout) + ": " +
+                                                     (peer.dialer->connected() ? "no answer to its hello"
+                                                                               : peer.dialer->error()));
+          break;
+        }
+        mine.verdict = kNotConnected;
+        copy_text(mine.text, sizeof mine.text, "rank " + std::to_string(me_) + " on " + peers_[me()].host +
+                                                   " waited " + socket_setup::seconds_text(timeout) + " for rank " +
+                                                   std::to_string(p) + " on " + peer.host + " to connect");
+      }
+    } catch (const TransportError& e) {  // a wrong proof of the secret
+      mine.verdict = kUnreachable;
+      std::string_view what = e.what();
+      if (what.starts_with(kPrefix)) what.remove_prefix(kPrefix.size());
+      copy_text(mine.text, sizeof mine.text, std::string(what));
+    }
+    setting_up_ = false;
+    std::vector<Outcome> all(peers_.size());
+    bootstrap.allgather(&mine, all.data(), sizeof(Outcome));
+    for (int32_t verdict : {kUnreachable, kNotConnected}) {
+      for (const Outcome& o : all) {
+        if (o.verdict == verdict) return std::string(kPrefix) + o.text;
+      }
+    }
+    return "";
+  }
+
+  size_t connections() const {
+    return static_cast<size_t>(std::count_if(peers_.begin(), peers_.end(), [](const Peer& p) { return bool(p.fd); }));
+  }
+  int port() const { return net::local_port(listener_.get()); }
 
   std::string_view name() const override { return "socket"; }
 
@@ -88,7 +173,7 @@ class SocketTransport final : public Transport {
     r.done = r.bytes == 0;  // empty messages never touch the connection
     if (r.done) return;
     Peer& peer = peers_.at(static_cast<size_t>(r.peer));
-    SMDDP_CHECK(peer.fd);  // every other rank was connected at setup
+    if (!peer.fd) want(r.peer, net::deadline_in(connect_timeout_));
     (r.kind == Request::Kind::Send ? peer.sends : peer.recvs).push_back(&r);
     if (!peer.active) {
       peer.active = true;
@@ -98,9 +183,10 @@ class SocketTransport final : public Transport {
 
   void progress() override {
     moved_ = false;
+    if (!connecting_.empty() || acceptor_.busy()) advance_connections(0);
     for (size_t i = 0; i < active_.size();) {
       Peer& peer = peers_[static_cast<size_t>(active_[i])];
-      if (peer.lost.empty()) {
+      if (peer.lost.empty() && peer.fd) {
         pump_sends(peer);
         pump_recvs(active_[i], peer);
       }
@@ -127,9 +213,21 @@ class SocketTransport final : public Transport {
       if (n == 0 || (n < 0 && errno == ECONNRESET)) mark_lost(p, peer, "closed its connection");
     }
     if (!peer.lost.empty()) throw PeerLostError(peer.lost);
+    // A peer that does not connect may just be late (the collective's
+    // deadline judges that), unless connections failed the secret's proof.
+    if (peer.connecting && !peer.dialer && acceptor_.failed_proofs() > 0 &&
+        Clock::now() - peer.wanted_since >= std::chrono::duration<double>(connect_timeout_)) {
+      const int n = acceptor_.failed_proofs();
+      throw TransportError("socket transport: rank " + std::to_string(me_) + " waited " +
+                           socket_setup::seconds_text(connect_timeout_) + " for rank " + std::to_string(p) + " on " +
+                           peer.host + " to connect; " + std::to_string(n) + " connection" + (n == 1 ? "" : "s") +
+                           " failed the SMDDP_STORE_SECRET handshake (a rank with another secret?)");
+    }
   }
 
  private:
+  size_t me() const { return static_cast<size_t>(me_); }
+
   static net::Fd listen(const std::string& address) {
     std::string error = "no address";
     for (const auto& ep : net::resolve(address, 0, &error)) {
@@ -138,33 +236,79 @@ class SocketTransport final : public Transport {
       if (fd) return fd;
       error = net::errno_text(err);
     }
-    throw TransportError("socket transport: cannot listen on " + address + ": " + error +
+    throw TransportError("cannot listen on " + address + ": " + error +
                          " (set SMDDP_SOCKET_ADDRESS to an address of this host)");
   }
 
-  void connect_to(int p, const PeerRecord& rec, Clock::time_point deadline, double timeout) {
-    std::string error = "no address";
-    const std::string peer_name = "rank " + std::to_string(p) + " on " + peers_[static_cast<size_t>(p)].host +
-                                  " (" + rec.address + ":" + std::to_string(rec.port) + ")";
-    do {
-      for (const auto& ep : net::resolve(rec.address, rec.port, &error)) {
-        int err = 0;
-        net::Fd fd = net::connect_once(ep, std::max(1, net::ms_left(deadline, 2000)), &err);
-        if (!fd) {
-          error = net::errno_text(err);
-          continue;
+  // A connection to `p` is wanted: the higher rank dials, the lower one
+  // waits for the hello on its listener.
+  void want(int p, Clock::time_point dial_deadline) {
+    Peer& peer = peers_[static_cast<size_t>(p)];
+    if (peer.fd || peer.connecting) return;
+    peer.connecting = true;
+    peer.wanted_since = Clock::now();
+    peer.dial_deadline = dial_deadline;
+    connecting_.push_back(p);
+    if (p > me_) return;
+    std::string error;
+    peer.dialer = std::make_unique<socket_setup::Dialer>(
+        me_, p, static_cast<int>(peers_.size()), secret_,
+        "rank " + std::to_string(p) + " on " + peer.host + " (" + peer.address + ":" + std::to_string(peer.port) + ")",
+        net::resolve(peer.address, peer.port, &error));
+  }
+
+  // Dials, accepts and reads hellos; waits at most `wait_ms` on the listener.
+  void advance_connections(int wait_ms) {
+    bool awaiting = false;
+    for (size_t i = 0; i < connecting_.size();) {
+      const int p = connecting_[i];
+      Peer& peer = peers_[static_cast<size_t>(p)];
+      if (peer.dialer && !peer.fd) {
+        if (net::Fd fd = peer.dialer->step()) {
+          established(p, std::move(fd));
+        } else if (!setting_up_ && !peer.dialer->connected()) {
+          dial_failed(p, peer);
         }
-        if (!socket_setup::say_hello(fd.get(), me_, p, static_cast<int>(peers_.size()), secret_, peer_name, deadline)) {
-          error = "the connection broke during setup";
-          continue;
-        }
-        peers_[static_cast<size_t>(p)].fd = std::move(fd);
-        return;
       }
-      usleep(50 * 1000);
-    } while (Clock::now() < deadline);
-    throw TransportError("socket transport: rank " + std::to_string(me_) + " cannot connect to " + peer_name +
-                         " within " + socket_setup::seconds_text(timeout) + ": " + error);
+      if (peer.fd || !peer.lost.empty()) {
+        peer.connecting = false;
+        peer.dialer.reset();
+        connecting_[i] = connecting_.back();
+        connecting_.pop_back();
+        continue;
+      }
+      awaiting = awaiting || !peer.dialer;
+      ++i;
+    }
+    if (awaiting || acceptor_.busy()) {
+      acceptor_.poll(listener_.get(), wait_ms, [this](int p, net::Fd fd) { established(p, std::move(fd)); });
+    } else if (wait_ms > 0) {
+      usleep(static_cast<useconds_t>(wait_ms) * 1000);
+    }
+  }
+
+  // After setup: a listener that refuses is gone (it was open at setup and
+  // stays open for the transport's life); one that does not answer in time
+  // is out of reach.
+  void dial_failed(int p, Peer& peer) {
+    const std::string& error = peer.dialer->error();
+    if (error == net::errno_text(ECONNREFUSED)) {
+      mark_lost(p, peer, "refuses connections at " + peer.address + ":" + std::to_string(peer.port) +
+                             " (its process is gone, or a firewall rejects the port)");
+    } else if (error == net::errno_text(EMFILE)) {  // waiting frees no file
+      throw TransportError("socket transport: rank " + std::to_string(me_) + " cannot connect to " +
+                           peer.dialer->peer_name() + ": " + error + " (raise `ulimit -n`, or use --transport mpi)");
+    } else if (Clock::now() >= peer.dial_deadline) {
+      throw TransportError("socket transport: rank " + std::to_string(me_) + " cannot connect to " +
+                           peer.dialer->peer_name() + " within " + socket_setup::seconds_text(connect_timeout_) +
+                           ": " + error);
+    }
+  }
+
+  void established(int p, net::Fd fd) {
+    net::set_nonblocking(fd.get(), true);
+    net::set_nodelay(fd.get());
+    peers_[static_cast<size_t>(p)].fd = std::move(fd);
   }
 
   void pump_sends(Peer& peer) {
@@ -246,15 +390,59 @@ class SocketTransport final : public Transport {
 
   int me_;
   std::string secret_;  // SMDDP_STORE_SECRET; empty: hellos prove nothing
+  double connect_timeout_;
   std::vector<Peer> peers_;
-  std::vector<int> active_;  // peers with posted requests
+  net::Fd listener_;
+  socket_setup::Acceptor acceptor_;
+  std::vector<int> active_;      // peers with posted requests
+  std::vector<int> connecting_;  // peers wanted, not connected yet
+  bool setting_up_ = false;      // connecting the partners: the vote judges failures
   bool moved_ = false;
 };
 
 }  // namespace
 
+SocketOpening try_make_socket_transport(Bootstrap& bootstrap, const SocketTransportConfig& config) {
+  auto t = std::make_unique<SocketTransport>(bootstrap, config);
+  SocketOpening opening;
+  opening.failure = t->publish(bootstrap, config.listen_address);
+  if (opening.failure.empty()) opening.failure = t->connect_partners(bootstrap, config.partners, config.setup_timeout_seconds);
+  if (!opening.failure.empty()) return opening;  // every rank alike: the vote saw the same records and outcomes
+  if (config::flag("SMDDP_FABRIC_VERBOSE")) {
+    char host[64] = {};
+    gethostname(host, sizeof host - 1);
+    std::fprintf(stderr, "smddp: rank %d on %s: socket transport, listening on %s:%d, %zu connections at setup\n",
+                 bootstrap.rank(), host, config.listen_address.c_str(), t->port(), t->connections());
+  }
+  opening.transport = std::move(t);
+  return opening;
+}
+
 std::unique_ptr<Transport> make_socket_transport(Bootstrap& bootstrap, const SocketTransportConfig& config) {
-  return std::make_unique<SocketTransport>(bootstrap, config);
+  SocketOpening opening = try_make_socket_transport(bootstrap, config);
+  if (!opening.transport) throw TransportError(opening.failure);
+  return std::move(opening.transport);
+}
+
+std::vector<int> socket_partners(const Topology& topo) {
+  // The cross group as the communicator builds it: node order, this local rank.
+  std::vector<int> cross;
+  int me = -1;
+  for (const auto& ranks : topo.node_ranks) {
+    if (topo.local_rank >= static_cast<int>(ranks.size())) continue;
+    if (ranks[static_cast<size_t>(topo.local_rank)] == topo.rank) me = static_cast<int>(cross.size());
+    cross.push_back(ranks[static_cast<size_t>(topo.local_rank)]);
+  }
+  const int m = static_cast<int>(cross.size());
+  std::vector<int> out;
+  for (int d = 1; d < m; d *= 2) {
+    for (int q : {(me + d) % m, (me - d % m + m) % m}) {
+      if (q != me && std::find(out.begin(), out.end(), cross[static_cast<size_t>(q)]) == out.end()) {
+        out.push_back(cross[static_cast<size_t>(q)]);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace smddp
