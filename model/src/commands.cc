@@ -27,6 +27,23 @@ std::string row_label(const Row& r) {
 
 }  // namespace
 
+void print_tiers(const Model& m, std::ostream& out) {
+  for (Tier t : {Tier::Shm, Tier::Network}) {
+    const TierParams& tp = m.tier(t);
+    out << schedule::to_string(t) << ":";
+    if (!tp.any_data()) {
+      out << " undetermined: no row uses this tier" << (t == Tier::Network ? " (no multi-host rows)" : "") << "\n";
+      continue;
+    }
+    for (int p = 0; p < kParams; ++p) out << fmt::format(" {}={:.6g}", kParamNames[p], tp.value[p]);
+    if (tp.value[1] > 0) out << fmt::format(" ({:.3f} GB/s)", 1e-3 / tp.value[1]);
+    out << "\n";
+    for (int p = 0; p < kParams; ++p) {
+      if (!tp.determined[p]) out << "  " << kParamNames[p] << " undetermined: " << tp.note[p] << "\n";
+    }
+  }
+}
+
 int run_fit(const FitOptions& o, std::ostream& shown) {
   // Printed once the model is written: a refused -o (a FIFO no process
   // reads) is then the only output.
@@ -44,20 +61,7 @@ int run_fit(const FitOptions& o, std::ostream& shown) {
   out << fmt::format("rows: {} fitted, {} declined by their topology, {} skipped (in place, other backends, "
                      "unknown algorithms, wrong values), {} outside -b/-e\n",
                      f.residuals.size(), f.declined, loaded.skipped, loaded.rows.size() - rows.size());
-  for (Tier t : {Tier::Shm, Tier::Network}) {
-    const TierParams& tp = f.model.tier(t);
-    out << schedule::to_string(t) << ":";
-    if (!tp.any_data()) {
-      out << " undetermined: no row uses this tier" << (t == Tier::Network ? " (no multi-host rows)" : "") << "\n";
-      continue;
-    }
-    for (int p = 0; p < kParams; ++p) out << fmt::format(" {}={:.6g}", kParamNames[p], tp.value[p]);
-    if (tp.value[1] > 0) out << fmt::format(" ({:.3f} GB/s)", 1e-3 / tp.value[1]);
-    out << "\n";
-    for (int p = 0; p < kParams; ++p) {
-      if (!tp.determined[p]) out << "  " << kParamNames[p] << " undetermined: " << tp.note[p] << "\n";
-    }
-  }
+  print_tiers(f.model, out);
   const double mae = median_abs_error(f.residuals);
   f.model.fit_info = {{"rows", f.residuals.size()}, {"files", o.results}, {"median_abs_error_pct", mae},
                       {"loss", "huber on log(predicted/measured), 1.345 MAD"}};

@@ -3,14 +3,19 @@
 //   predict MODEL.json --hosts N --ranks-per-host K [COLLECTIVE...] [-b -e -f] [--json] [--tuning-file F]
 //   check MODEL.json RESULTS.json... [-b -e]
 //   export MODEL.json --simai FILE | --astra-sim DIR
+//   tune -o MODEL.json [--seconds S] [-e MAX]     (every rank, under mpirun/srun)
 // Exit codes: 0 done, 64 bad input (one line on stderr), 70 anything else.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <cstdlib>
 #include <iostream>
 
 #include "smddp/common/sizes.h"
+#include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/tools/cli_numbers.h"
 #include "smddp/tools/exit_codes.h"
+#include "tune.h"
 #include "verbs.h"
 
 namespace {
@@ -20,6 +25,13 @@ namespace common = smddp::common;
 namespace tools = smddp::tools;
 
 int usage(const std::string& what) {
+  // Under a launcher (tune) every rank finds the same bad input: rank 0 says it.
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    if (const char* r = std::getenv(var); r && std::string(r) != "0") {
+      smddp::config::yield_to_reporting_rank();
+      return tools::kExitUsage;
+    }
+  }
   std::string line = what;
   for (char& c : line) {
     if (c == '\n') c = ' ';
@@ -86,6 +98,22 @@ int main(int argc, char** argv) {
   exp_cmd->add_option("--ranks-per-host", exp.ranks_per_host, "ranks on each host (default 8)");
   exp_cmd->add_option("--bytes", exp_bytes, "the size the bus bandwidths are predicted at (default 64M)");
 
+  model::TuneOptions tune;
+  std::string tune_max;
+  auto* tune_cmd = app.add_subcommand("tune", "probe this job's ranks within a budget and fit the model (run on every rank)");
+  tune_cmd->add_option("-o,--output", tune.output, "the model file to write")->required();
+  tools::seconds_option(tune_cmd->add_option("--seconds", tune.seconds, "the budget of the whole run (default 30)"), true)
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const double v = std::strtod(text.c_str(), nullptr);  // decimal already (seconds_option)
+            return v >= model::kTuneMinSeconds && v <= model::kTuneMaxSeconds
+                       ? std::string()
+                       : fmt::format("{} is outside the budget's range, {:g}..{:g} seconds", text,
+                                     model::kTuneMinSeconds, model::kTuneMaxSeconds);
+          },
+          "SECONDS"));
+  tune_cmd->add_option("-e,--maxbytes", tune_max, "the largest size probed (default 64M)");
+
   // Decimal numbers only: "--hosts 0x10" is refused, not read as 16.
   tools::decimal_numbers_only(app);
   try {
@@ -115,6 +143,13 @@ int main(int argc, char** argv) {
     if (check_cmd->parsed()) {
       check.sizes = {check_sizes.get(check_sizes.min, "-b", 0), check_sizes.get(check_sizes.max, "-e", UINT64_MAX)};
       return model::run_check(check, std::cout);
+    }
+    if (tune_cmd->parsed()) {
+      tune.max_bytes = Sizes{}.get(tune_max, "-e", tune.max_bytes);
+      if (tune.max_bytes < model::tune::kMinBytes * 4 || tune.max_bytes > model::tune::kMaxBytes) {
+        throw smddp::UsageError("tune: -e/--maxbytes must be 16K..1G");
+      }
+      return model::run_tune(tune);
     }
     exp.bytes = Sizes{}.get(exp_bytes, "--bytes", exp.bytes);
     return model::run_export(exp, std::cout);

@@ -52,7 +52,10 @@ struct ExportOptions {
 };
 int run_export(const ExportOptions& o, std::ostream& out);
 
-// --- shared by the verbs (predict.cc) ---------------------------------------
+// --- shared by the verbs -----------------------------------------------------
+
+// The fitted parameters per tier, with each undetermined one and why (fit, tune).
+void print_tiers(const Model& m, std::ostream& out);
 
 struct Prediction {
   std::string algorithm;

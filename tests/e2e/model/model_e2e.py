@@ -4,7 +4,7 @@
 Rows in smddp-bench's -J format are made from a known model's own
 predictions (predict --json), so fit must give that model back, check must
 find no error, and export must write the formats' keys.
-Usage: model_e2e.py --bin SMDDP_MODEL [--bench SMDDP_BENCH --mpirun MPIRUN] CASE
+Usage: model_e2e.py --bin SMDDP_MODEL [--bench SMDDP_BENCH] [--mpirun MPIRUN] CASE
 """
 import argparse
 import json
@@ -282,6 +282,68 @@ def case_real_bench(binary, tmp, bench, mpirun):
     assert p.stdout.strip().splitlines()[-1].startswith("median abs error: "), p.stdout
 
 
+def mpirun_tune(binary, mpirun, *args, np=2):
+    return subprocess.run([mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np), binary, "tune", *args],
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+
+
+def case_tune(binary, tmp, mpirun):
+    """tune on 2 ranks of this host: a model file every verb reads, the shm
+    tier determined, the network named undetermined (one host), and the
+    probe within the budget it recorded."""
+    out = os.path.join(tmp, "tuned.json")
+    p = mpirun_tune(binary, mpirun, "-o", out, "--seconds", "5")
+    if p.returncode != 0:
+        sys.exit(f"FAIL: tune exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    assert "network: undetermined" in p.stdout and "one host" in p.stdout, p.stdout
+    assert "median abs error: " in p.stdout and p.stdout.count("wrote ") == 1, p.stdout  # rank 0 only
+    with open(out) as f:
+        m = json.load(f)
+    shm, net = m["tiers"]["shm"], m["tiers"]["network"]
+    assert "beta_us_per_byte" not in shm["undetermined"] and shm["beta_us_per_byte"] > 0, shm
+    assert set(net["undetermined"]) == {"alpha_us", "beta_us_per_byte", "gamma_us_per_byte", "overhead_us"}, net
+    probe = m["fit"]["probe"]
+    assert probe["hosts"] == 1 and probe["ranks_per_host"] == 2 and probe["budget_seconds"] == 5, probe
+    assert 0 < probe["probe_seconds"] <= probe["seconds"] <= probe["budget_seconds"], probe
+    assert m["fit"]["rows"] > 0 and any("one host" in n for n in m["fit"]["notes"]), m["fit"]
+    # The engine's reader (model::load, through predict) takes the file.
+    p = run(binary, "predict", out, "--hosts", "1", "--ranks-per-host", "2", "-b", "4K", "-e", "1M")
+    assert "crossovers allreduce" in p.stdout, p.stdout
+    p = run(binary, "predict", out, "--hosts", "2", "--ranks-per-host", "2", "-b", "4K", "-e", "1M")
+    assert "network" in p.stderr + p.stdout, p.stdout  # warned: no network data
+
+
+def case_tune_bad_input(binary, tmp, mpirun):
+    """Bad options: one line from rank 0, exit 64, no file, before any probe."""
+    out = os.path.join(tmp, "t.json")
+    os.mkdir(os.path.join(tmp, "adir"))
+    cases = [
+        (["-o", out, "--seconds", "0x10"], "hexadecimal"),
+        (["-o", out, "--seconds", "nan"], "not finite"),
+        (["-o", out, "--seconds", "-1"], "negative"),
+        (["-o", out, "--seconds", "1e9"], "seconds"),
+        (["-o", out, "--seconds", "0.5"], "1..600"),
+        (["-o", out, "--seconds", "601"], "1..600"),
+        (["-o", out, "-e", "1K"], "maxbytes"),
+        (["-o", out, "--bogus"], "--bogus"),
+        (["--seconds", "5"], "--output"),
+        (["-o", os.path.join(tmp, "missing", "t.json"), "--seconds", "5"], "does not exist"),
+        (["-o", os.path.join(tmp, "adir"), "--seconds", "5"], "is a directory"),
+    ]
+    for args, needle in cases:
+        p = mpirun_tune(binary, mpirun, *args)
+        ours = [l for l in (p.stdout + p.stderr).splitlines() if l.startswith("smddp-model")]
+        if p.returncode != 64 or p.stdout.strip() or len(ours) != 1 or needle not in ours[0]:
+            sys.exit(f"FAIL: tune {args}: exit {p.returncode}, want 64 and one line with '{needle}'\n"
+                     f"{p.stdout}\n{p.stderr}")
+        assert not os.path.exists(out), args
+    # One rank: nothing to probe between ranks.
+    p = subprocess.run([binary, "tune", "-o", out, "--seconds", "5"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 64 and "at least 2 ranks" in p.stderr and not os.path.exists(out), p
+    print(f"{len(cases) + 1} refused")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -295,6 +357,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if a.case == "real_bench":
             fn(a.bin, tmp, a.bench, a.mpirun)
+        elif a.case.startswith("tune"):
+            fn(a.bin, tmp, a.mpirun)
         else:
             fn(a.bin, tmp)
     print("PASS", a.case)

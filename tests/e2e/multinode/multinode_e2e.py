@@ -31,6 +31,9 @@ Tests:
       (no EFA), at most 10 connections per rank, counted from /proc
   socket_fallback  a host's socket listener out of reach: auto falls back to
       MPI on every rank with one line; --transport socket fails naming it
+  tune_h2        smddp-model tune on 2 hosts x 2 ranks over libfabric tcp
+      (1 Gbit/s links): the model file it writes has the network tier
+      determined, and the probe within its recorded budget
 """
 import argparse
 import glob
@@ -536,12 +539,33 @@ def test_hang_remote_silent():
     hang_remote("smddp", 2, 243)
 
 
+def test_tune_h2():
+    with Cluster("mntune", 232, 2, "--rate", "1gbit") as c, tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "model.json")
+        env = {"SMDDP_TRANSPORT": "fabric", "FI_PROVIDER": "tcp", "SMDDP_TIMEOUT": "30"}
+        r = c.run("-np", "4", "--npernode", "2", "-x", "SMDDP_TRANSPORT", "-x", "FI_PROVIDER", "-x", "SMDDP_TIMEOUT",
+                  ARGS.model, "tune", "-o", out, "--seconds", "15", timeout=120, extra_env=env)
+        if r.returncode != 0:
+            fail(f"tune exit {r.returncode}\n{r.stdout}\n{r.stderr[-4000:]}")
+        with open(out) as f:
+            m = json.load(f)
+        net, probe = m["tiers"]["network"], m["fit"]["probe"]
+        if "beta_us_per_byte" in net["undetermined"] or net["beta_us_per_byte"] <= 0:
+            fail(f"the network tier's bandwidth is not determined: {net}")
+        if (probe["hosts"], probe["ranks_per_host"], probe["transport"]) != (2, 2, "fabric"):
+            fail(f"probe ran on {probe}")
+        if not 0 < probe["seconds"] <= probe["budget_seconds"] == 15:
+            fail(f"probe outside its budget: {probe}")
+        print(r.stdout.strip())
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
     parser.add_argument("--cluster", required=True)
     parser.add_argument("--bench", required=True)
     parser.add_argument("--collectives", required=True)
+    parser.add_argument("--model", help="smddp-model (tune_h2)")
     parser.add_argument("--decline-multinode", required=True, help="what the collectives test must decline across hosts")
     parser.add_argument("--decline-odd", required=True, help="... and also at a rank count that is no power of two")
     parser.add_argument("test")
