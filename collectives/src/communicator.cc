@@ -59,8 +59,7 @@ class EngineCommunicator final : public Communicator {
       : bootstrap_(std::move(bootstrap)),
         topo_(discover_topology(*bootstrap_, options.ranks_per_node > 0
                                                  ? options.ranks_per_node
-                                                 : static_cast<int>(config::integer("SMDDP_RANKS_PER_NODE")))),
-        selector_(Selector::from_environment()) {
+                                                 : static_cast<int>(config::integer("SMDDP_RANKS_PER_NODE")))) {
     detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
     placement_ = gather_placement(*bootstrap_, topo_);
     timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
@@ -77,6 +76,15 @@ class EngineCommunicator final : public Communicator {
     if (segment_) steps_ = std::make_unique<ShmSteps>(*segment_, *router_, topo_);
     ctx_ = std::make_unique<Context>(*router_, topo_, steps_.get(), selector_);
     ctx_->cma = probe_cma(*bootstrap_, topo_);
+    // Selection for this job, built once: the model ranks the algorithms
+    // across nodes for the transport that opened (algorithms/selector.h).
+    job_.hosts = topo_.num_nodes;
+    for (const auto& ranks : topo_.node_ranks) job_.ranks_per_host = std::max(job_.ranks_per_host, static_cast<int>(ranks.size()));
+    job_.transport = std::string(network_transport());
+    job_.dedicated_cores = placement_.cores_to_spare();
+    job_.cma = ctx_->cma;
+    job_.link = options.network_link;
+    selector_ = Selector::from_environment(job_);
     std::vector<int> all(topo_.size);
     for (int r = 0; r < topo_.size; ++r) all[r] = r;
     ctx_->world = make_group(GroupKind::World, all, topo_.rank);
@@ -98,6 +106,7 @@ class EngineCommunicator final : public Communicator {
   const std::string& host(int rank) const override { return topo_.hosts.at(rank); }
   const std::string& last_algorithm() const override { return last_algorithm_; }
   std::string_view network_transport() const override { return network_ ? network_->name() : "none"; }
+  SelectionTable selection() const override { return selector_.table(job_); }
   PlacementInfo placement() const override {
     return {placement_.oversubscribed, placement_.dedicated_cores, placement_.host_ranks, placement_.host_cpus};
   }
@@ -200,7 +209,8 @@ class EngineCommunicator final : public Communicator {
   std::unique_ptr<Bootstrap> bootstrap_;
   Topology topo_;
   Placement placement_;
-  Selector selector_;
+  JobShape job_;
+  Selector selector_{{}};  // from_environment(job_) once the transport is open
   double timeout_ = kDefaultTimeoutSeconds;
   std::unique_ptr<ShmSegment> segment_;
   std::unique_ptr<Transport> shm_;

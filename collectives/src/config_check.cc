@@ -1,5 +1,6 @@
 // config::check: the table's own checks plus those that need the collectives
-// layer (algorithm names against the registry, the tuning file's rules), so
+// layer (algorithm names against the registry, the tuning file's rules, the
+// model file), so
 // that a bad value is refused before any rank connects, never mid-run.
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "smddp/common/input_file.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/model/cost_model.h"
 
 namespace smddp::config {
 
@@ -48,6 +50,13 @@ void check(unsigned users) {
         parse_tuning(text, value);
       } catch (const UsageError& e) {
         throw UsageError(name + "='" + value + "': " + e.what());  // the file, the line and why
+      }
+    }
+    if (name == "SMDDP_MODEL_FILE") {
+      try {
+        model::load(value);  // the one reader of model files
+      } catch (const UsageError& e) {
+        throw UsageError(name + "='" + value + "': " + e.what());  // the file and why
       }
     }
     detail::run_added_checks(name, value);

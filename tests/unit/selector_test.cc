@@ -53,6 +53,9 @@ struct Fixture {
 
 }  // namespace
 
+// The data rows: what a selector without a job (no model) takes across
+// nodes, and the measured single-node choices every selector keeps. A job's
+// model-driven rows are selector_model_test's.
 TEST(Selector, DefaultsAreOrderedBySize) {
   Selector s(default_rules());
   auto small = s.candidates(Collective::AllReduce, Scope::MultiNode, 8);

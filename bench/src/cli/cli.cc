@@ -209,6 +209,9 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_flag("--both", parts.both, "Out-of-place and in-place (default)");
   app.add_flag("--per-iteration", o.per_iteration, "Time every iteration (as -I 1)");
   app.add_flag("--list-algorithms", o.list_algorithms, "List the smddp algorithms and exit");
+  app.add_flag("--explain", o.explain,
+               "With --list-algorithms: connect the ranks and print, from rank 0, the selection table this job "
+               "would use (size ranges, choice, predicted time against the runner-up, parameter source)");
   app.add_flag("--list-config", o.list_config,
                "List the SMDDP_* settings (value, default or environment) and exit");
   app.add_flag("--markdown", o.markdown, "With --list-config: every setting as a Markdown table");

@@ -44,6 +44,7 @@ struct BenchOptions {
   Placement placement = Placement::Both;
   bool per_iteration = false;
   bool list_algorithms = false;
+  bool explain = false;  // with --list-algorithms: the selection table this job would use
   bool list_config = false;
   bool markdown = false;  // --list-config as README.md's table
   bool quiet = false;

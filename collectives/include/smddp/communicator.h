@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,15 @@ struct CallOptions {
   std::string algorithm = "auto";
 };
 
+// Figures of the links between nodes a tool knows (a preflight profile's
+// link_bandwidth floor, a measurement): the model's network tier when no
+// SMDDP_MODEL_FILE is set (docs/engine.md, "Algorithms and selection").
+struct LinkFigures {
+  double gbytes_per_s = 0;  // per host link, 1e9 bytes/s; > 0
+  double latency_us = 0;    // per message; <= 0: the built-in figure of the transport
+  std::string source;       // named in --explain: "profile p4d.24xlarge", ...
+};
+
 struct CommunicatorOptions {
   // Seconds a blocking wait may last before TimeoutError. <= 0: from
   // SMDDP_TIMEOUT, else 300.
@@ -62,6 +72,33 @@ struct CommunicatorOptions {
   // libfabric provider (empty: SMDDP_FABRIC_PROVIDER, else FI_PROVIDER, else
   // efa when present, else tcp).
   std::string fabric_provider;
+  // The cost model's network tier, when no SMDDP_MODEL_FILE is set.
+  std::optional<LinkFigures> network_link;
+};
+
+// One run of sizes of the selection table a communicator built
+// (Communicator::selection(), smddp-bench --list-algorithms --explain).
+struct SelectionRange {
+  Collective collective = Collective::AllReduce;
+  std::string group;  // "world", "cross" (one rank per node, inside hierarchical and sharded), "node"
+  size_t min_bytes = 0;
+  size_t max_bytes = 0;  // SIZE_MAX: no bound
+  std::vector<std::string> candidates;  // in order: the first that accepts a call runs it
+  // The model's rows: predicted time of the first two candidates at
+  // `at_bytes` (the largest size ranked in the range); < 0: not modelled.
+  double predicted_us = -1;
+  double runner_up_us = -1;
+  size_t at_bytes = 0;
+  std::string source;  // "model", "SMDDP_TUNING_FILE PATH", "measured rows (selector.cc)", ...
+};
+
+struct SelectionTable {
+  std::string parameters;  // where the model's parameters came from; empty: no model
+  int hosts = 1, ranks_per_host = 1;  // the job
+  int modelled_hosts = 0, modelled_ranks_per_host = 0;  // the topology ranked (a proxy at scale)
+  std::string transport;
+  std::vector<std::string> forced;  // SMDDP_ALGORITHM_<COLLECTIVE> settings in force
+  std::vector<SelectionRange> ranges;
 };
 
 // How the ranks sit on this rank's host, judged once at creation from every
@@ -110,6 +147,8 @@ class Communicator {
   // The transport between nodes that opened: "mpi", "fabric" or "socket";
   // "none" on a single node.
   virtual std::string_view network_transport() const = 0;
+  // The selection table built at creation for host buffers (docs/engine.md).
+  virtual SelectionTable selection() const { return {}; }
 
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;

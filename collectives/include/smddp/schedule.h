@@ -63,11 +63,13 @@ struct Transfer {
   uint64_t messages = 1;
 };
 
-// The schedule of `algorithm` ("auto": the default selector's choice) for a
-// call of the row size `bytes` (the larger buffer, as smddp-bench's rows)
-// of elements of `dtype_size` bytes. Nested steps (the node and cross-node
-// phases of hierarchical and sharded) take the default selector's choice,
-// as the engine does. Throws UsageError for an unknown collective/algorithm
+// The schedule of `algorithm` ("auto": the choice of the selector's data
+// rows, what the engine takes without a model) for a call of the row size
+// `bytes` (the larger buffer, as smddp-bench's rows) of elements of
+// `dtype_size` bytes. Nested steps (the node and cross-node phases of
+// hierarchical and sharded) take the same rows' choice. The engine's
+// selector draws these schedules to rank algorithms with its cost model,
+// with its own choices nested (docs/engine.md, "Algorithms and selection"). Throws UsageError for an unknown collective/algorithm
 // pair, a topology without ranks or a zero dtype size. Whether an algorithm
 // accepts the call, and which one "auto" and the nested steps take, the
 // engine's own registry and selector decide. `transfers`, when given,

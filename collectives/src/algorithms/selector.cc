@@ -3,6 +3,7 @@
 #include <limits>
 #include <sstream>
 
+#include "algorithms/model_table.h"
 #include "core/placement.h"
 #include "smddp/common/input_file.h"
 #include "smddp/common/sizes.h"
@@ -15,19 +16,18 @@ namespace smddp {
 namespace {
 
 constexpr size_t kAny = std::numeric_limits<size_t>::max();
-constexpr size_t kSmall = 64 * 1024;  // latency-bound below, bandwidth-bound above
-// Whole-vector exchanges across nodes up to here: one round trip per partner
-// instead of halving-doubling's two. At 32 KiB in the cross group it is
-// 0.69x halving-doubling's time on 2 hosts x 1 rank, 0.87x on 4 x 1, and
-// 0.80-0.90x of the 64 KiB allreduce on 2 and 4 hosts x 2 ranks
-// (docs/performance-history.md, issue 17); its extra bytes on 4 nodes (2S against
-// 1.5S) cost less than the two rounds it saves, on shared cores.
-constexpr size_t kSingleExchangeUpTo = 32 * 1024;
-constexpr size_t kShardedUpTo = 1024 * 1024;  // sharded allreduce across nodes up to here
-// Around here single-copy (cma) algorithms inside a node start to win:
-// below, their extra synchronisation costs more than the copy they save.
-// Each collective's rows below place its own crossover (docs/performance-history.md).
-constexpr size_t kStagedUpTo = 1024 * 1024;
+
+// Sources of the data rows, named by --explain. The single-node rows are
+// measurements (the cost model does not know how ranks share cores); the
+// multi-node rows are the fallback for when there is no model (a selector
+// built without a job: schedule::make's "auto", unit tests). A job across
+// nodes ranks its multi-node algorithms with the model instead
+// (algorithms/model_table.h).
+constexpr const char* kMeasuredShm =
+    "measured rows (selector.cc): shm_direct and cma on 2-4 ranks of one host, docs/performance-history.md";
+constexpr const char* kFallbackNet =
+    "fallback rows (selector.cc): issue 17's measurements on 2-4 hosts x 1-2 ranks, docs/performance-history.md";
+constexpr const char* kOnly = "the only algorithm (selector.cc)";
 
 struct DefaultRule {
   Collective collective;
@@ -36,57 +36,49 @@ struct DefaultRule {
   const char* candidates;
   bool dedicated_cores = false;
   MemoryKind memory = MemoryKind::Host;
+  const char* source = kOnly;
 };
 
-// The default choices. Rows are tried top-down; the first row of the
-// collective and scope whose max_bytes covers the call gives the order.
+// The data rows. Rows are tried top-down; the first row of the collective
+// and scope whose max_bytes covers the call gives the order.
 constexpr DefaultRule kDefaults[] = {
     // Single-copy allreduce pays off from 1 MiB when every rank has its core
     // (2 ranks, 8 MiB: 9.0 GB/s against 4.0 staged; 1 MiB: 140 us against
     // 182); with ranks sharing cores its two long phases lose to the staged
     // pipeline up to ~64 MiB.
-    {Collective::AllReduce, Scope::SingleNode, kStagedUpTo / 2, "shm_direct,halving_doubling,ring"},
-    {Collective::AllReduce, Scope::SingleNode, kAny, "cma,shm_direct,halving_doubling,ring", true},
-    {Collective::AllReduce, Scope::SingleNode, kStagedUpTo, "shm_direct,halving_doubling,ring"},
-    {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring"},
-    // Across hosts (docs/performance-history.md): small vectors go
-    // hierarchical (shm inside the node, one log2(M) exchange between nodes),
-    // 2-5x faster than halving-doubling over all ranks; the sharded exchange
-    // wins on mid sizes, where its two direct steps beat the ring's 2(M-1)
-    // hops; above, both are bound by the link and hierarchical moves fewer
-    // pieces. Within the cross group (one rank per node, under hierarchical)
-    // small vectors take halving-doubling, mid ones the sharded exchange
-    // (2 steps instead of the ring's 2(M-1)), large ones the ring: with four
-    // hosts on shaped links the sharded all-to-all congests each host's
-    // inbound link (busbw 0.09 vs 0.11 GB/s at 64 MiB).
-    // Tiny vectors in the cross group: recursive doubling, one exchange per
-    // partner (halving-doubling pays two round trips per partner; 2 hosts,
-    // 8 B: see docs/performance-history.md, issue 17).
-    {Collective::AllReduce, Scope::MultiNode, kSingleExchangeUpTo, "hierarchical,recursive_doubling,halving_doubling,tree,ring"},
-    {Collective::AllReduce, Scope::MultiNode, kSmall, "hierarchical,halving_doubling,tree,ring"},
-    {Collective::AllReduce, Scope::MultiNode, kShardedUpTo, "sharded,hierarchical,ring"},
-    {Collective::AllReduce, Scope::MultiNode, kAny, "hierarchical,ring,sharded,halving_doubling"},
-    {Collective::AllGather, Scope::SingleNode, kStagedUpTo, "shm_direct,ring"},
-    {Collective::AllGather, Scope::SingleNode, kAny, "cma,shm_direct,ring"},
-    {Collective::AllGather, Scope::MultiNode, kSmall, "recursive_doubling,ring"},
-    {Collective::AllGather, Scope::MultiNode, kAny, "direct,ring"},
-    {Collective::ReduceScatter, Scope::SingleNode, kAny, "shm_direct,ring"},
+    {Collective::AllReduce, Scope::SingleNode, 512 << 10, "shm_direct,halving_doubling,ring", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllReduce, Scope::SingleNode, kAny, "cma,shm_direct,halving_doubling,ring", true, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllReduce, Scope::SingleNode, 1 << 20, "shm_direct,halving_doubling,ring", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllReduce, Scope::SingleNode, kAny, "shm_direct,halving_doubling,ring", false, MemoryKind::Host, kMeasuredShm},
+    // Fallback across nodes: hierarchical, with one whole-vector exchange per
+    // partner in its cross group up to 32 KiB (0.69-0.90x halving-doubling's
+    // time there), the sharded exchange at 64 KiB-1 MiB, hierarchical with
+    // the ring in its cross group above.
+    {Collective::AllReduce, Scope::MultiNode, 32 << 10, "hierarchical,recursive_doubling,halving_doubling,tree,ring", false, MemoryKind::Host, kFallbackNet},
+    {Collective::AllReduce, Scope::MultiNode, 64 << 10, "hierarchical,halving_doubling,tree,ring", false, MemoryKind::Host, kFallbackNet},
+    {Collective::AllReduce, Scope::MultiNode, 1 << 20, "sharded,hierarchical,ring", false, MemoryKind::Host, kFallbackNet},
+    {Collective::AllReduce, Scope::MultiNode, kAny, "hierarchical,ring,sharded,halving_doubling", false, MemoryKind::Host, kFallbackNet},
+    {Collective::AllGather, Scope::SingleNode, 1 << 20, "shm_direct,ring", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllGather, Scope::SingleNode, kAny, "cma,shm_direct,ring", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllGather, Scope::MultiNode, 64 << 10, "recursive_doubling,ring", false, MemoryKind::Host, kFallbackNet},
+    {Collective::AllGather, Scope::MultiNode, kAny, "direct,ring", false, MemoryKind::Host, kFallbackNet},
+    {Collective::ReduceScatter, Scope::SingleNode, kAny, "shm_direct,ring", false, MemoryKind::Host, kMeasuredShm},
     {Collective::ReduceScatter, Scope::MultiNode, kAny, "ring"},
     // Broadcast: from 1 MiB the single copy wins at 2 ranks (78 us against
     // 163 staged) and at 4 ranks on 2 cores (153 against 222).
-    {Collective::Broadcast, Scope::SingleNode, kStagedUpTo / 2, "shm_direct,tree"},
-    {Collective::Broadcast, Scope::SingleNode, kAny, "cma,shm_direct,tree"},
+    {Collective::Broadcast, Scope::SingleNode, 512 << 10, "shm_direct,tree", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::Broadcast, Scope::SingleNode, kAny, "cma,shm_direct,tree", false, MemoryKind::Host, kMeasuredShm},
     {Collective::Broadcast, Scope::MultiNode, kAny, "tree"},
-    {Collective::Reduce, Scope::SingleNode, kAny, "shm_direct,tree"},
+    {Collective::Reduce, Scope::SingleNode, kAny, "shm_direct,tree", false, MemoryKind::Host, kMeasuredShm},
     {Collective::Reduce, Scope::MultiNode, kAny, "tree"},
     // Alltoall: with a core per rank the single copy wins from 256 KiB
     // (2 ranks, 1 MiB: 43 us against 58 staged); ranks sharing cores keep
     // the staged exchange up to 2 MiB (4 ranks on 2 cores, 2 MiB: 290 us
     // against 341).
-    {Collective::AllToAll, Scope::SingleNode, kStagedUpTo / 8, "shm_direct,pairwise"},
-    {Collective::AllToAll, Scope::SingleNode, kAny, "cma,shm_direct,pairwise", true},
-    {Collective::AllToAll, Scope::SingleNode, kStagedUpTo * 2, "shm_direct,pairwise"},
-    {Collective::AllToAll, Scope::SingleNode, kAny, "cma,shm_direct,pairwise"},
+    {Collective::AllToAll, Scope::SingleNode, 128 << 10, "shm_direct,pairwise", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllToAll, Scope::SingleNode, kAny, "cma,shm_direct,pairwise", true, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllToAll, Scope::SingleNode, 2 << 20, "shm_direct,pairwise", false, MemoryKind::Host, kMeasuredShm},
+    {Collective::AllToAll, Scope::SingleNode, kAny, "cma,shm_direct,pairwise", false, MemoryKind::Host, kMeasuredShm},
     {Collective::AllToAll, Scope::MultiNode, kAny, "pairwise"},
     {Collective::Gather, Scope::SingleNode, kAny, "direct"},
     {Collective::Gather, Scope::MultiNode, kAny, "direct"},
@@ -96,7 +88,7 @@ constexpr DefaultRule kDefaults[] = {
     {Collective::SendRecv, Scope::MultiNode, kAny, "ring"},
     {Collective::AllToAllV, Scope::SingleNode, kAny, "pairwise"},
     {Collective::AllToAllV, Scope::MultiNode, kAny, "pairwise"},
-    {Collective::Barrier, Scope::SingleNode, kAny, "shm,dissemination"},
+    {Collective::Barrier, Scope::SingleNode, kAny, "shm,dissemination", false, MemoryKind::Host, kMeasuredShm},
     {Collective::Barrier, Scope::MultiNode, kAny, "dissemination"},
 };
 
@@ -127,7 +119,9 @@ std::string env_name(Collective c) {
 std::vector<SelectionRule> default_rules() {
   std::vector<SelectionRule> rules;
   for (const DefaultRule& d : kDefaults) {
-    rules.push_back({d.collective, d.scope, d.max_bytes, split_names(d.candidates), d.dedicated_cores, d.memory});
+    SelectionRule r{d.collective, d.scope, d.max_bytes, split_names(d.candidates), d.dedicated_cores, d.memory};
+    r.source = d.source;
+    rules.push_back(std::move(r));
   }
 #if SMDDP_CUDA_ENABLED
   // Device buffers of every collective that has buffers: staged through
@@ -136,7 +130,9 @@ std::vector<SelectionRule> default_rules() {
   for (Collective c : all_collectives()) {
     if (traits(c).send == Extent::None && traits(c).recv == Extent::None) continue;
     for (Scope scope : {Scope::SingleNode, Scope::MultiNode}) {
-      rules.push_back({c, scope, kAny, {"cuda_staged"}, false, MemoryKind::Cuda});
+      SelectionRule r{c, scope, kAny, {"cuda_staged"}, false, MemoryKind::Cuda};
+      r.source = "device buffers (selector.cc)";
+      rules.push_back(std::move(r));
     }
   }
 #endif
@@ -177,6 +173,7 @@ std::vector<SelectionRule> parse_tuning(std::string_view text, std::string_view 
     }
     SelectionRule rule{*c, scope == "single" ? Scope::SingleNode : Scope::MultiNode, max_bytes,
                        common::split(names, ',')};
+    rule.source = "SMDDP_TUNING_FILE " + std::string(origin) + ":" + std::to_string(lineno);
     // "allreduce single inf ,,": a rule that names nothing (found by fuzz/tuning_file.cc).
     if (rule.candidates.empty()) fail("no algorithm named in '" + names + "'");
     for (const auto& n : rule.candidates) {
@@ -190,9 +187,10 @@ std::vector<SelectionRule> parse_tuning(std::string_view text, std::string_view 
   return rules;
 }
 
-Selector::Selector(const std::vector<SelectionRule>& rules) {
-  for (const SelectionRule& r : rules) {
-    Resolved out{r.collective, r.scope, r.max_bytes, r.dedicated_cores, r.memory, {}};
+Selector::Selector(const std::vector<SelectionRule>& rules) : rules_source_(rules) {
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const SelectionRule& r = rules[i];
+    Resolved out{r.collective, r.scope, r.max_bytes, r.dedicated_cores, r.memory, r.group, {}, i};
     for (const auto& name : r.candidates) {
       const Algorithm* a = find_algorithm(r.collective, name);
       if (!a) {
@@ -204,26 +202,55 @@ Selector::Selector(const std::vector<SelectionRule>& rules) {
   }
 }
 
-Selector Selector::from_environment() {
-  std::vector<SelectionRule> rules;
-  if (const std::string path = config::text("SMDDP_TUNING_FILE"); !path.empty()) {
-    // The bounded reader: a FIFO, device or huge file is refused, never waited on or loaded.
-    std::string text;
-    if (const std::string why = common::read_bounded_file(path, common::kMaxInputBytes, &text); !why.empty()) {
-      throw UsageError("SMDDP_TUNING_FILE: cannot read " + path + ": " + why);
-    }
-    rules = parse_tuning(text, path);
+namespace {
+
+std::vector<SelectionRule> tuning_rules() {
+  const std::string path = config::text("SMDDP_TUNING_FILE");
+  if (path.empty()) return {};
+  // The bounded reader: a FIFO, device or huge file is refused, never waited on or loaded.
+  std::string text;
+  if (const std::string why = common::read_bounded_file(path, common::kMaxInputBytes, &text); !why.empty()) {
+    throw UsageError("SMDDP_TUNING_FILE: cannot read " + path + ": " + why);
   }
+  return parse_tuning(text, path);
+}
+
+}  // namespace
+
+Selector Selector::from_environment() {
+  std::vector<SelectionRule> rules = tuning_rules();
   for (auto& r : default_rules()) rules.push_back(std::move(r));
   Selector s(rules);
+  s.force_from_environment();
+  return s;
+}
+
+Selector Selector::from_environment(const JobShape& job) {
+  const std::vector<SelectionRule> front = tuning_rules(), back = default_rules();
+  std::vector<SelectionRule> rules = front;
+  model_table::Ranked ranked;
+  if (job.hosts > 1) {
+    ranked = model_table::rank(model_table::parameters(job), job, front, back);
+    for (auto& r : ranked.rules) rules.push_back(std::move(r));
+  }
+  for (const auto& r : back) rules.push_back(r);
+  Selector s(rules);
+  s.parameters_ = ranked.parameters;
+  s.modelled_hosts_ = ranked.topology.hosts;
+  s.modelled_ranks_per_host_ = ranked.topology.ranks_per_host;
+  s.force_from_environment();
+  return s;
+}
+
+void Selector::force_from_environment() {
   for (Collective c : all_collectives()) {
     std::string var = env_name(c);
     if (const std::string v = config::text(var); v != "auto") {
-      s.forced_[static_cast<int>(c)] = find_algorithm(c, v);
-      if (!s.forced_[static_cast<int>(c)]) throw UsageError(var + "=" + v + ": no such algorithm");
+      forced_[static_cast<int>(c)] = find_algorithm(c, v);
+      if (!forced_[static_cast<int>(c)]) throw UsageError(var + "=" + v + ": no such algorithm");
+      forced_var_[static_cast<int>(c)] = var + "=" + v;
     }
   }
-  return s;
 }
 
 Scope scope_of(const CallShape& s) {
@@ -233,14 +260,68 @@ Scope scope_of(const CallShape& s) {
 }
 
 std::span<const Algorithm* const> Selector::candidates(Collective c, Scope scope, size_t bytes,
-                                                       bool cores_to_spare, MemoryKind memory) const {
+                                                       bool cores_to_spare, MemoryKind memory,
+                                                       GroupKind group) const {
   for (const auto& r : rules_) {
     if (r.dedicated_cores && !cores_to_spare) continue;
+    if (r.group && *r.group != group) continue;
     if (r.collective == c && r.scope == scope && r.memory == memory && bytes <= r.max_bytes) {
       return r.candidates;
     }
   }
   return {};
+}
+
+SelectionTable Selector::table(const JobShape& job) const {
+  SelectionTable t;
+  t.parameters = parameters_;
+  t.hosts = job.hosts;
+  t.ranks_per_host = job.ranks_per_host;
+  t.modelled_hosts = modelled_hosts_;
+  t.modelled_ranks_per_host = modelled_ranks_per_host_;
+  t.transport = job.transport;
+  for (Collective c : all_collectives()) {
+    if (!forced_var_[static_cast<int>(c)].empty()) t.forced.push_back(forced_var_[static_cast<int>(c)]);
+  }
+  // The groups a host call of the job runs on: the world; across nodes also
+  // each node's ranks and the cross-node groups (inside hierarchical, sharded).
+  std::vector<std::pair<GroupKind, Scope>> groups;
+  if (job.hosts > 1) {
+    groups = {{GroupKind::World, Scope::MultiNode}, {GroupKind::Cross, Scope::MultiNode}};
+    if (job.ranks_per_host > 1) groups.emplace_back(GroupKind::Node, Scope::SingleNode);
+  } else {
+    groups = {{GroupKind::World, Scope::SingleNode}};
+  }
+  for (Collective c : all_collectives()) {
+    for (const auto& [group, scope] : groups) {
+      // The cross-node groups run what hierarchical and sharded nest there.
+      if (group == GroupKind::Cross && !model_table::runs_on_cross(c)) continue;
+      if (group == GroupKind::Node && !model_table::runs_on_node(c)) continue;
+      // First-match semantics: a rule covers the sizes above those of the
+      // rules before it, up to its own bound.
+      size_t lo = 0;
+      for (const auto& r : rules_) {
+        if (r.collective != c || r.scope != scope || r.memory != MemoryKind::Host) continue;
+        if ((r.dedicated_cores && !job.dedicated_cores) || (r.group && *r.group != group)) continue;
+        if (r.max_bytes < lo) continue;
+        const SelectionRule& src = rules_source_[r.rule];
+        SelectionRange range;
+        range.collective = c;
+        range.group = group == GroupKind::World ? "world" : group == GroupKind::Cross ? "cross" : "node";
+        range.min_bytes = lo;
+        range.max_bytes = r.max_bytes;
+        for (const Algorithm* a : r.candidates) range.candidates.emplace_back(a->info.name);
+        if (!src.predicted_us.empty()) range.predicted_us = src.predicted_us[0];
+        if (src.predicted_us.size() > 1) range.runner_up_us = src.predicted_us[1];
+        range.at_bytes = src.at_bytes;
+        range.source = src.source;
+        t.ranges.push_back(std::move(range));
+        if (r.max_bytes == kAny) break;
+        lo = r.max_bytes + 1;
+      }
+    }
+  }
+  return t;
 }
 
 void check_forced(const Algorithm& a, const CallShape& shape) {
@@ -278,7 +359,8 @@ const Algorithm& Selector::choose(const CallShape& shape, std::string_view force
     if (why && first_reason.empty()) first_reason = std::string(a.info.name) + ": " + why;
     return why == nullptr;
   };
-  for (const Algorithm* a : candidates(shape.collective, scope_of(shape), shape.bytes, shape.dedicated_cores, shape.memory)) {
+  for (const Algorithm* a :
+       candidates(shape.collective, scope_of(shape), shape.bytes, shape.dedicated_cores, shape.memory, shape.group)) {
     if (take(*a)) return *a;
   }
   // Any registered algorithm that accepts, so a gap in the table is not fatal.

@@ -17,6 +17,7 @@
 #include "algorithms/selector.h"
 #include "algorithms/shm_direct.h"
 #include "patterns/patterns.h"
+#include "patterns/schedule_for.h"
 #include "smddp/error.h"
 
 namespace smddp::schedule {
@@ -42,10 +43,12 @@ uint64_t ceil_div(uint64_t a, uint64_t b) { return b ? (a + b - 1) / b : 0; }
 
 class Builder {
  public:
-  Builder(const Topology& t, size_t es, const Options& o, std::vector<Step>& out, std::vector<Transfer>* record)
-      : topo_(t), es_(es), opt_(o), out_(out), record_(record) {}
+  Builder(const Topology& t, size_t es, const Options& o, const Selector& sel, std::vector<Step>& out,
+          std::vector<Transfer>* record)
+      : topo_(t), es_(es), opt_(o), sel_(sel), out_(out), record_(record) {}
 
   const Topology& topo() const { return topo_; }
+  const Selector& selector() const { return sel_; }
   size_t es() const { return es_; }
   const Options& options() const { return opt_; }
 
@@ -197,6 +200,7 @@ class Builder {
   Topology topo_;
   size_t es_;
   Options opt_;
+  const Selector& sel_;  // the nested steps' choices
   std::vector<Step>& out_;
   std::vector<Transfer>* record_;
   std::vector<Pending>* pending_ = nullptr;  // inside classes(): the class's steps
@@ -216,21 +220,8 @@ int group_size(const Builder& b, Kind k) {
   return k == Kind::World ? t.ranks() : k == Kind::Node ? t.ranks_per_host : t.hosts;
 }
 
-// The call as the registry's accept rules and the selector see it, for a
-// group of kind `k` of the modelled topology.
 CallShape shape(const Builder& b, Collective c, Kind k, uint64_t bytes) {
-  CallShape s;
-  s.collective = c;
-  s.group = k;
-  s.group_size = group_size(b, k);
-  s.nodes = b.topo().hosts;
-  s.ranks_per_node = b.topo().ranks_per_host;
-  s.uniform_nodes = true;  // ranks_per_host on every host
-  s.bytes = bytes;
-  s.memory = MemoryKind::Host;
-  s.dedicated_cores = b.options().dedicated_cores;
-  s.cma = b.options().cma;
-  return s;
+  return modelled_shape(c, k, b.topo(), bytes, b.options());
 }
 
 // Why `name` declines the call (the registry's own rule), or nullptr.
@@ -238,12 +229,12 @@ const char* declines(const Builder& b, Collective c, std::string_view name, Kind
   return find_algorithm(c, name)->accepts(shape(b, c, k, bytes));
 }
 
-// The default selector's choice for a group of kind `k` ("" when nothing
-// accepts the call).
+// The builder's selector's choice for a group of kind `k` ("" when nothing
+// accepts the call): the engine's, model-driven one when it ranks
+// algorithms, the fallback table's through make().
 std::string choose(const Builder& b, Collective c, Kind k, uint64_t bytes) {
-  static const Selector defaults(default_rules());
   try {
-    return std::string(defaults.choose(shape(b, c, k, bytes), "auto").info.name);
+    return std::string(b.selector().choose(shape(b, c, k, bytes), "auto").info.name);
   } catch (const UsageError&) {
     return "";
   }
@@ -639,17 +630,20 @@ std::vector<std::string> algorithms(Collective c) {
   return out;
 }
 
-Schedule make(Collective c, std::string_view algorithm, const Topology& topo, uint64_t bytes, size_t dtype_size,
-              const Options& options, std::vector<Transfer>* transfers) {
+namespace {
+
+Schedule make_in(const Selector& selector, Collective c, std::string_view algorithm, const Topology& topo, Kind group,
+                 uint64_t bytes, size_t dtype_size, const Options& options, std::vector<Transfer>* transfers) {
   if (topo.hosts < 1 || topo.ranks_per_host < 1) throw UsageError("schedule: hosts and ranks per host must be >= 1");
   if (dtype_size == 0) throw UsageError("schedule: the element size must be > 0");
+  if (group == Kind::Node) throw UsageError("schedule: node groups are drawn inside the algorithms that use them");
   Schedule s;
   if (transfers) transfers->clear();
-  Builder b(topo, dtype_size, options, s.steps, transfers);
-  const Data d = top_data(c, bytes, dtype_size, topo.ranks());
+  Builder b(topo, dtype_size, options, selector, s.steps, transfers);
+  const Data d = top_data(c, bytes, dtype_size, group_size(b, group));
   std::string name(algorithm);
   if (name == "auto") {
-    name = choose(b, c, Kind::World, bytes);
+    name = choose(b, c, group, bytes);
   } else {
     const auto known = algorithms(c);
     if (std::find(known.begin(), known.end(), name) == known.end()) {
@@ -661,12 +655,41 @@ Schedule make(Collective c, std::string_view algorithm, const Topology& topo, ui
     s.declined = "no algorithm can run it";
     return s;
   }
-  if (const char* why = declines(b, c, name, Kind::World, bytes)) {
+  if (const char* why = declines(b, c, name, group, bytes)) {
     s.declined = why;
     return s;
   }
-  run(b, c, name, Kind::World, d, "");
+  run(b, c, name, group, d, "");
   return s;
+}
+
+}  // namespace
+
+Schedule make(Collective c, std::string_view algorithm, const Topology& topo, uint64_t bytes, size_t dtype_size,
+              const Options& options, std::vector<Transfer>* transfers) {
+  // Without a model the engine takes the fallback table (selector.cc).
+  static const Selector fallback(default_rules());
+  return make_in(fallback, c, algorithm, topo, Kind::World, bytes, dtype_size, options, transfers);
+}
+
+CallShape modelled_shape(Collective c, GroupKind group, const Topology& topo, uint64_t bytes, const Options& options) {
+  CallShape s;
+  s.collective = c;
+  s.group = group;
+  s.group_size = group == Kind::World ? topo.ranks() : group == Kind::Node ? topo.ranks_per_host : topo.hosts;
+  s.nodes = topo.hosts;
+  s.ranks_per_node = topo.ranks_per_host;
+  s.uniform_nodes = true;  // ranks_per_host on every host
+  s.bytes = bytes;
+  s.memory = MemoryKind::Host;
+  s.dedicated_cores = options.dedicated_cores;
+  s.cma = options.cma;
+  return s;
+}
+
+Schedule make_for(const Selector& selector, Collective c, std::string_view algorithm, const Topology& topo,
+                  GroupKind group, uint64_t bytes, size_t dtype_size, const Options& options) {
+  return make_in(selector, c, algorithm, topo, group, bytes, dtype_size, options, nullptr);
 }
 
 }  // namespace smddp::schedule

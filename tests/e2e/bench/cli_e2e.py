@@ -9,6 +9,7 @@ stdout, no file created, and a result file that existed before unchanged.
 import argparse
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -105,6 +106,9 @@ BAD = [
     ([], {"SMDDP_FABRIC_NAP_US": "-5"}, "SMDDP_FABRIC_NAP_US"),
     ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
     ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
+    ([], {"SMDDP_MODEL_FILE": "/"}, "SMDDP_MODEL_FILE"),
+    ([], {"SMDDP_MODEL_FILE": "/etc/hostname"}, "SMDDP_MODEL_FILE"),
+    (["--explain"], {}, "--explain goes with --list-algorithms"),
     ([], {"SMDDP_SHM_SLOT_BYTES": "1"}, "SMDDP_SHM_SLOT_BYTES"),
     ([], {"SMDDP_SHM_CELL_BYTES": "2G"}, "SMDDP_SHM_CELL_BYTES"),
     ([], {"SMDDP_BENCH_MEMORY": "lots"}, "SMDDP_BENCH_MEMORY"),
@@ -166,6 +170,7 @@ def test_refusals_mpi():
              ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
              ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
              ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
+             ([], {"SMDDP_MODEL_FILE": "/etc/hostname"}, "SMDDP_MODEL_FILE"),
              # In range, but the node's segment (16 cells per pair) is larger than /dev/shm.
              ([], {"SMDDP_SHM_CELL_BYTES": "1G"}, "SMDDP_SHM_CELL_BYTES")]
     with tempfile.TemporaryDirectory() as d:
@@ -319,6 +324,55 @@ def test_run_cycles_signal():
             fail(f"only {n} rows before the signal")
         json.load(open(out))
     print(f"-N 0: {n} rows, then a clean stop")
+
+
+def test_explain():
+    """--list-algorithms --explain: rank 0 prints the table the job would use, with its sources."""
+    plain = ok("--list-algorithms", run([ARGS.bench, "--list-algorithms"]))
+    if "--explain" in plain.stdout or not plain.stdout.startswith("collective"):
+        fail(f"--list-algorithms alone changed: {plain.stdout[:200]!r}")
+
+    def explain(env):
+        r = ok(f"--explain {env}", run(mpirun(4, "--list-algorithms", "--explain"),
+                                      env={"SMDDP_RANKS_PER_NODE": "2", **env}, timeout=120))
+        lines = r.stdout.splitlines()
+        if sum(l.startswith("# selection for") for l in lines) != 1:
+            fail(f"want one table (rank 0's), got {r.stdout!r}")
+        return lines
+
+    lines = explain({})
+    head = "\n".join(l for l in lines if l.startswith("#"))
+    if "2 host(s) x 2 rank(s)" not in head or "model parameters: built-in figures for" not in head:
+        fail(f"header: {head!r}")
+    groups = {tuple(l.split()[:2]) for l in lines if not l.startswith("#")}
+    for want in [("allreduce", "world"), ("allreduce", "cross"), ("allgather", "node")]:
+        if want not in groups:
+            fail(f"no {want} rows in {lines}")
+    def fields(line):  # collective, group, sizes, algorithm, the rest
+        m = re.match(r"(\S+)\s+(\S+)\s+([\[(][^\]]*\])\s+(\S+)\s+(.*)", line)
+        if not m:
+            fail(f"not a table row: {line!r}")
+        return m.groups()
+
+    world = [fields(l) for l in lines if l.startswith("allreduce ") and fields(l)[1] == "world"]
+    if not world[0][2].startswith("[0 B,") or not world[-1][2].endswith("inf]") or "model" not in world[0][4]:
+        fail(f"allreduce world rows: {world}")
+    with tempfile.TemporaryDirectory() as d:
+        fit = os.path.join(d, "fit.json")
+        tier = {"alpha_us": 10.0, "beta_us_per_byte": 0.001, "gamma_us_per_byte": 0.0, "overhead_us": 0.0}
+        with open(fit, "w") as f:
+            json.dump({"format": "smddp-model", "version": 1, "tiers": {"shm": tier, "network": tier}}, f)
+        head = [l for l in explain({"SMDDP_MODEL_FILE": fit}) if l.startswith("# model parameters")]
+        if not head or fit not in head[0]:
+            fail(f"the model file is not named: {head}")
+        rules = os.path.join(d, "rules")
+        with open(rules, "w") as f:
+            f.write("allreduce multi inf tree\n")
+        world = [fields(l) for l in explain({"SMDDP_TUNING_FILE": rules})
+                 if l.startswith("allreduce ") and fields(l)[1] == "world"]
+        if len(world) != 1 or world[0][3] != "tree" or "SMDDP_TUNING_FILE" not in world[0][4]:
+            fail(f"the tuning file's rule does not come first: {world}")
+    print("--explain: the table, its sources, the model file and the tuning file")
 
 
 def main():

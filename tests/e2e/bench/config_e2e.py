@@ -169,6 +169,7 @@ def invalid_values(tmp):
         "SMDDP_TIMEOUT": ["soon", "0", "-1", "nan", "inf", "1e400"],
         "SMDDP_RANKS_PER_NODE": ["0", "two"],
         "SMDDP_TUNING_FILE": [tmp, os.path.join(tmp, "absent"), bad_rules],
+        "SMDDP_MODEL_FILE": [tmp, os.path.join(tmp, "absent"), bad_rules],
         "SMDDP_REDUCE_ISA": ["sse9"],
         "SMDDP_SHM_SLOT_BYTES": ["12Q", "100", "4097", "2G"],
         "SMDDP_SHM_CELL_BYTES": ["-8", "64KB!"],

@@ -50,6 +50,9 @@ constexpr Setting kTable[] = {
      "(smddp-bench --list-algorithms names them)"},
     {"SMDDP_TUNING_FILE", Type::File, "", 0, 0, 1, {}, kEngine,
      "Selection rules tried before the built-in ones (docs/engine.md)"},
+    {"SMDDP_MODEL_FILE", Type::File, "", 0, 0, 1, {}, kEngine,
+     "smddp-model fit file whose tiers rank the algorithms across nodes; default: built-in figures "
+     "per transport (docs/engine.md)"},
     {"SMDDP_REDUCE_ISA", Type::Choice, "", 0, 0, 1, "generic,avx2,avx512", kEngine,
      "Reduction kernels; default: the best this CPU supports"},
     {"SMDDP_SHM_SLOT_BYTES", Type::Size, "1M", 4096, 1 << 30, 64, {}, kEngine,

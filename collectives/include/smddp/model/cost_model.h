@@ -8,8 +8,9 @@
 //
 // with T the step's tier and flows_s(T) its flows per link on the network
 // (the link is shared) and 1 in shared memory (each core copies its own).
-// Times in microseconds, sizes in bytes. Library smddp::cost_model: what
-// smddp-model fits and writes, and what smddp::results predicts rows with.
+// Times in microseconds, sizes in bytes. Part of the engine (smddp::collectives):
+// what smddp-model fits and writes, what smddp::results predicts rows with,
+// and what the selector ranks algorithms by (SMDDP_MODEL_FILE, docs/engine.md).
 #pragma once
 
 #include <array>

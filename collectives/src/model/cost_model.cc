@@ -7,7 +7,7 @@
 
 #include "smddp/config.h"
 #include "smddp/error.h"
-#include "smddp/tools/input_file.h"
+#include "smddp/common/input_file.h"
 
 namespace smddp::model {
 namespace {
@@ -204,7 +204,12 @@ Model from_json(const nlohmann::json& j, const std::string& origin) {
 }
 
 Model load(const std::string& path) {
-  const std::string text = tools::read_input_file(path, path);
+  // The engine's bounded reader (SMDDP_MODEL_FILE is read here too): a
+  // FIFO, device or huge file is refused, never waited on or loaded.
+  std::string text;
+  if (const std::string why = common::read_bounded_file(path, common::kMaxInputBytes, &text); !why.empty()) {
+    throw UsageError(path + ": cannot read: " + why);
+  }
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

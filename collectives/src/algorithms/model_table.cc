@@ -1,0 +1,218 @@
+#include "algorithms/model_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "patterns/schedule_for.h"
+#include "smddp/config.h"
+#include "smddp/error.h"
+#include "smddp/traits.h"
+
+namespace smddp::model_table {
+namespace {
+
+using schedule::Tier;
+
+// The built-in figures (c), per tier, as data. Times in us, sizes in bytes;
+// gamma (reduction) and the per-step overhead are folded into beta and
+// alpha, as the fits of docs/model.md do (allreduce rows cannot separate
+// them). Refit on the cluster (smddp-model fit) and set SMDDP_MODEL_FILE for
+// better ones.
+struct BuiltinTier {
+  const char* name;  // network transport, or "shm"
+  double alpha_us;
+  double beta_us_per_byte;
+  const char* source;
+};
+constexpr BuiltinTier kShm = {
+    "shm", 2.0, 0.00017,
+    "shm: 1 MiB shm_direct allreduce on 2 ranks in 182 us (docs/performance-history.md), latency assumed 2 us"};
+constexpr BuiltinTier kNetwork[] = {
+    // Issue 17's namespace cluster (docs/performance-history.md, 2026-12-05,
+    // veth between namespaces, unshaped): an 8 B allreduce on 2 hosts x 1
+    // rank is one exchange; 16 MiB hierarchical on 2 hosts x 2 ranks is
+    // bandwidth-bound (its schedule moves 16 MiB over each host's link).
+    {"socket", 14.5, 0.00104,
+     "socket: namespace cluster, docs/performance-history.md (2026-12-05): 8 B allreduce 2x1 in 14.5 us, "
+     "16 MiB hierarchical 2x2 in 21.7 ms"},
+    {"mpi", 22.5, 0.00112,
+     "mpi: namespace cluster, docs/performance-history.md (2026-12-05): 8 B allreduce 2x1 in 22.5 us, "
+     "16 MiB hierarchical 2x2 in 23.2 ms"},
+    // EFA: AWS publishes 400 Gbps of EFA per p4d.24xlarge (4 x 100 Gbps;
+    // p5.48xlarge: 3200 Gbps); taken per host link, 50 GB/s. AWS publishes
+    // no per-message latency: 21 us is what this engine's fabric transport
+    // measured over libfabric (tcp provider) on the namespace cluster.
+    {"fabric", 21.0, 0.00002,
+     "fabric: AWS p4d.24xlarge EFA 400 Gbps (50 GB/s per host); latency 21 us as measured over libfabric tcp "
+     "(docs/performance-history.md), no published EFA figure"},
+};
+
+model::TierParams tier_of(const BuiltinTier& b) {
+  model::TierParams t;
+  t.value = {b.alpha_us, b.beta_us_per_byte, 0.0, 0.0};
+  t.determined = {true, true, false, false};
+  t.note = {"", "", "folded into beta_us_per_byte", "folded into alpha_us"};
+  return t;
+}
+
+const BuiltinTier& network_row(std::string_view transport) {
+  for (const auto& b : kNetwork) {
+    if (transport == b.name) return b;
+  }
+  return kNetwork[0];  // an unknown transport: the plainest one's figures
+}
+
+constexpr size_t kAny = std::numeric_limits<size_t>::max();
+constexpr size_t kDtypeSize = 4;  // float32, as smddp-bench's default rows
+
+// One grid size: the accepting candidates, fastest first, with their times
+// (a single candidate is not drawn: time < 0).
+struct Point {
+  size_t bytes;
+  std::vector<std::pair<double, std::string>> ranked;
+};
+
+Point rank_one(const model::Model& m, const Selector& nested, Collective c, GroupKind group,
+               const schedule::Topology& topo, const schedule::Options& options, size_t bytes,
+               const std::vector<std::string>& names) {
+  Point p{bytes, {}};
+  std::vector<std::string> accepting;
+  for (const auto& n : names) {
+    // The accept rule first: a declining algorithm is never drawn.
+    if (!find_algorithm(c, n)->accepts(schedule::modelled_shape(c, group, topo, bytes, options))) {
+      accepting.push_back(n);
+    }
+  }
+  if (accepting.size() == 1) {
+    p.ranked.emplace_back(-1.0, accepting[0]);
+    return p;
+  }
+  for (const auto& n : accepting) {
+    const schedule::Schedule s = schedule::make_for(nested, c, n, topo, group, bytes, kDtypeSize, options);
+    if (s.declined.empty()) p.ranked.emplace_back(model::predict_us(m, s), n);
+  }
+  // Ties keep the registry's order.
+  std::stable_sort(p.ranked.begin(), p.ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return p;
+}
+
+// The rows of one collective on one group kind: runs of grid sizes with the
+// same winner, merged.
+void rank_collective(const model::Model& m, const Selector& nested, Collective c, GroupKind group,
+                     const schedule::Topology& topo, const schedule::Options& options,
+                     std::vector<SelectionRule>& out) {
+  const std::vector<std::string> names = schedule::algorithms(c);
+  std::vector<Point> points;
+  for (size_t bytes = kGridMin; bytes <= kGridMax; bytes *= 2) {
+    Point p = rank_one(m, nested, c, group, topo, options, bytes, names);
+    if (p.ranked.empty()) break;  // nothing accepts: the data rows decide from here
+    points.push_back(std::move(p));
+  }
+  const bool open_ended = !points.empty() && points.back().bytes >= kGridMax;
+  for (size_t i = 0; i < points.size(); ++i) {
+    const bool last = i + 1 == points.size();
+    if (!last && points[i + 1].ranked[0].second == points[i].ranked[0].second) continue;
+    SelectionRule r{c, Scope::MultiNode, last && open_ended ? kAny : points[i].bytes, {}};
+    r.group = group;
+    r.at_bytes = points[i].bytes;
+    for (const auto& [t, n] : points[i].ranked) {
+      r.candidates.push_back(n);
+      if (t >= 0) r.predicted_us.push_back(t);
+    }
+    r.source = r.predicted_us.empty() ? "model: the only algorithm that runs it" : "model";
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
+bool runs_on_cross(Collective c) { return c == Collective::AllReduce; }
+bool runs_on_node(Collective c) { return c == Collective::ReduceScatter || c == Collective::AllGather; }
+
+schedule::Topology modelled_topology(const JobShape& job) {
+  schedule::Topology t{std::max(job.hosts, 1), std::max(job.ranks_per_host, 1)};
+  if (t.ranks() <= kProxyRanks) return t;
+  t.ranks_per_host = std::min(t.ranks_per_host, kProxyRanksPerHost);
+  t.hosts = std::clamp(kProxyRanks / t.ranks_per_host, 2, std::max(job.hosts, 2));
+  return t;
+}
+
+Parameters builtin(std::string_view transport) {
+  const BuiltinTier& net = network_row(transport);
+  Parameters p;
+  p.model.tier(Tier::Shm) = tier_of(kShm);
+  p.model.tier(Tier::Network) = tier_of(net);
+  p.source = std::string("built-in figures for ") + net.name + " (" + net.source + "; " + kShm.source + ")";
+  return p;
+}
+
+Parameters parameters(const JobShape& job) {
+  Parameters base = builtin(job.transport);
+  if (const std::string path = config::text("SMDDP_MODEL_FILE"); !path.empty()) {
+    Parameters p;
+    try {
+      p.model = model::load(path);
+    } catch (const UsageError& e) {
+      throw UsageError(std::string("SMDDP_MODEL_FILE: ") + e.what());  // names the file and why
+    }
+    p.source = "SMDDP_MODEL_FILE " + path;
+    for (Tier t : {Tier::Shm, Tier::Network}) {
+      if (p.model.tier(t).any_data()) continue;
+      p.model.tier(t) = base.model.tier(t);
+      p.source += std::string("; its ") + std::string(schedule::to_string(t)) + " tier has no data: built-in figures for " +
+                  (t == Tier::Shm ? std::string("shm") : network_row(job.transport).name);
+    }
+    return p;
+  }
+  if (job.link && job.link->gbytes_per_s > 0) {
+    model::TierParams& net = base.model.tier(Tier::Network);
+    net.value[1] = 1e-3 / job.link->gbytes_per_s;  // us per byte
+    if (job.link->latency_us > 0) net.value[0] = job.link->latency_us;
+    char figures[96];
+    std::snprintf(figures, sizeof figures, "%.3g GB/s", job.link->gbytes_per_s);
+    base.source = "link figures from " + job.link->source + " (" + figures +
+                  (job.link->latency_us > 0 ? "" : "; latency: built-in for " + std::string(network_row(job.transport).name)) +
+                  "; shm: built-in)";
+  }
+  return base;
+}
+
+Ranked rank(const Parameters& p, const JobShape& job, const std::vector<SelectionRule>& front,
+            const std::vector<SelectionRule>& back) {
+  Ranked out;
+  out.parameters = p.source;
+  out.topology = modelled_topology(job);
+  if (job.hosts < 2) return out;
+  schedule::Options options;
+  options.shm_slot_bytes = config::bytes("SMDDP_SHM_SLOT_BYTES");
+  options.dedicated_cores = job.dedicated_cores;
+  options.cma = job.cma;
+  auto with = [&](const std::vector<SelectionRule>& middle) {
+    std::vector<SelectionRule> rules = front;
+    rules.insert(rules.end(), middle.begin(), middle.end());
+    rules.insert(rules.end(), back.begin(), back.end());
+    return Selector(rules);
+  };
+  // The cross-node groups first: the world's hierarchical and sharded nest
+  // their choices, as the engine will.
+  std::vector<SelectionRule> cross;
+  {
+    const Selector nested = with({});
+    for (Collective c : all_collectives()) {
+      if (runs_on_cross(c)) rank_collective(p.model, nested, c, GroupKind::Cross, out.topology, options, cross);
+    }
+  }
+  const Selector nested = with(cross);
+  std::vector<SelectionRule> world;
+  for (Collective c : all_collectives()) {
+    rank_collective(p.model, nested, c, GroupKind::World, out.topology, options, world);
+  }
+  out.rules = std::move(cross);
+  for (auto& r : world) out.rules.push_back(std::move(r));
+  return out;
+}
+
+}  // namespace smddp::model_table

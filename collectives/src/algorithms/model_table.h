@@ -1,0 +1,66 @@
+// The cost model's selection table for a job (docs/engine.md, "Algorithms
+// and selection"): at communicator creation, for this job's hosts, ranks
+// per host, network transport and placement, every collective's host
+// algorithms are drawn as step schedules (smddp/schedule.h) on a grid of
+// sizes and ranked by the model's predicted time (smddp/model/cost_model.h),
+// on the world and on the cross-node groups (one rank per node, inside
+// hierarchical and sharded), whose choices the world's nested steps take.
+// Adjacent sizes with the same winner merge into one rule; calls look the
+// rules up as any other (selector.h), never evaluating the model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algorithms/selector.h"
+#include "smddp/model/cost_model.h"
+#include "smddp/schedule.h"
+
+namespace smddp::model_table {
+
+// The sizes ranked: 8 B, 16 B, ... 1 GiB (a range's winner is the one at its
+// largest grid size; above 1 GiB the last range holds).
+inline constexpr size_t kGridMin = 8;
+inline constexpr size_t kGridMax = size_t{1} << 30;
+// Drawing a schedule costs steps x ranks (a ring over 512 ranks: about 14 ms
+// a size), so a job of more than kProxyRanks ranks is ranked on a proxy of
+// the same ranks per host (at most kProxyRanksPerHost) and fewer hosts
+// (at least 2): setup stays in milliseconds at any scale, at the cost of
+// algorithms whose step count grows with the hosts (ring) being ranked at
+// the proxy's host count (docs/engine.md).
+inline constexpr int kProxyRanks = 64;
+inline constexpr int kProxyRanksPerHost = 16;
+
+// The topology ranked for the job: its own, or the proxy.
+schedule::Topology modelled_topology(const JobShape& job);
+
+// The collectives the engine runs on the cross-node groups (hierarchical
+// and sharded's nested allreduce) and on a node's ranks (their node phases).
+bool runs_on_cross(Collective c);
+bool runs_on_node(Collective c);
+
+// Parameters and where they came from: SMDDP_MODEL_FILE (a tier it has no
+// data for from the built-in figures), else job.link for the network tier,
+// else the built-in figures for job.transport. UsageError naming the file
+// when it cannot be read or is not a model file.
+struct Parameters {
+  model::Model model;
+  std::string source;
+};
+Parameters parameters(const JobShape& job);
+// The built-in figures (c): the network tier of `transport` (socket, mpi,
+// fabric; another name: socket's), the shm tier; each with its source.
+Parameters builtin(std::string_view transport);
+
+struct Ranked {
+  std::vector<SelectionRule> rules;  // cross-node rows, then world rows
+  std::string parameters;             // Parameters::source
+  schedule::Topology topology;        // the topology ranked
+};
+// The model's rows for the job. `front` (the tuning file's rules) and `back`
+// (the data rows) make the nested steps' choices with the cross-node rows,
+// as the engine's selector will.
+Ranked rank(const Parameters& p, const JobShape& job, const std::vector<SelectionRule>& front,
+            const std::vector<SelectionRule>& back);
+
+}  // namespace smddp::model_table

@@ -1,0 +1,307 @@
+// The model-driven selection table (algorithms/model_table.h): synthetic
+// models whose best algorithm per size follows in closed form, the
+// precedence of the tuning file and SMDDP_ALGORITHM_* over the model, the
+// nested steps taking the model's choices, a bad SMDDP_MODEL_FILE, and the
+// table's setup cost at scale (printed, never asserted).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "algorithms/model_table.h"
+#include "algorithms/selector.h"
+#include "patterns/schedule_for.h"
+#include "smddp/config.h"
+#include "smddp/error.h"
+#include "smddp/model/cost_model.h"
+
+using namespace smddp;
+using schedule::Tier;
+
+namespace {
+
+constexpr size_t kAny = std::numeric_limits<size_t>::max();
+
+// A model with only a network cost: alpha per message, beta per byte.
+model_table::Parameters network_model(double alpha_us, double beta_us_per_byte) {
+  model_table::Parameters p;
+  p.model.tier(Tier::Network).value = {alpha_us, beta_us_per_byte, 0, 0};
+  p.model.tier(Tier::Network).determined = {true, true, true, true};
+  p.model.tier(Tier::Shm).determined = {true, true, true, true};  // free shared memory
+  p.source = "test";
+  return p;
+}
+
+JobShape job(int hosts, int ranks_per_host, std::string transport = "socket") {
+  JobShape j;
+  j.hosts = hosts;
+  j.ranks_per_host = ranks_per_host;
+  j.transport = std::move(transport);
+  return j;
+}
+
+// The model's rows of one collective and group, in order.
+std::vector<SelectionRule> rows(const model_table::Ranked& r, Collective c, GroupKind g) {
+  std::vector<SelectionRule> out;
+  for (const auto& rule : r.rules) {
+    if (rule.collective == c && rule.group == g) out.push_back(rule);
+  }
+  return out;
+}
+
+struct Env {
+  Env(const char* name, const std::string& value) : name(name) { setenv(name, value.c_str(), 1); }
+  ~Env() { unsetenv(name); }
+  const char* name;
+};
+
+std::filesystem::path temp_dir() {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("smddp-selmodel-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+// 4 hosts x 1 rank, cross-node allreduce of S bytes (per busiest rank):
+// recursive doubling 2 messages and 2S bytes; halving-doubling 4 messages
+// and 1.5S; ring and sharded 6 messages and 1.5S; tree 4 messages and 4S.
+// So recursive doubling wins up to S = 4 alpha / beta (2a + 2Sb = 4a +
+// 1.5Sb), halving-doubling from there on, to any size.
+TEST(ModelTable, LatencyBoundSizesTakeTheFewestMessagesAndTheCrossoverIsClosedForm) {
+  const double alpha = 100, beta = 0.001;  // crossover at 400000 bytes
+  const auto r = model_table::rank(network_model(alpha, beta), job(4, 1), {}, default_rules());
+  const auto cross = rows(r, Collective::AllReduce, GroupKind::Cross);
+  ASSERT_EQ(cross.size(), 2u);
+  EXPECT_EQ(cross[0].candidates.front(), "recursive_doubling");
+  // The last grid size (a power of two) below the closed-form crossover.
+  EXPECT_EQ(cross[0].max_bytes, size_t{262144});
+  EXPECT_EQ(cross[1].candidates.front(), "halving_doubling");
+  EXPECT_EQ(cross[1].max_bytes, kAny);
+  // Its predictions are the closed form's, at the range's largest size.
+  ASSERT_GE(cross[0].predicted_us.size(), 2u);
+  EXPECT_DOUBLE_EQ(cross[0].predicted_us[0], 2 * alpha + 2 * 262144 * beta);
+  EXPECT_DOUBLE_EQ(cross[0].predicted_us[1], 4 * alpha + 1.5 * 262144 * beta);
+  // And the selector built from them picks accordingly.
+  std::vector<SelectionRule> rules = r.rules;
+  for (auto& d : default_rules()) rules.push_back(d);
+  const Selector s(rules);
+  auto first = [&](size_t bytes) {
+    return std::string(s.candidates(Collective::AllReduce, Scope::MultiNode, bytes, true, MemoryKind::Host,
+                                    GroupKind::Cross)
+                           .front()
+                           ->info.name);
+  };
+  EXPECT_EQ(first(8), "recursive_doubling");
+  EXPECT_EQ(first(262144), "recursive_doubling");
+  EXPECT_EQ(first(262145), "halving_doubling");
+  EXPECT_EQ(first(size_t{4} << 30), "halving_doubling");
+}
+
+TEST(ModelTable, BandwidthBoundLinksTakeTheFewestBytesAtEverySize) {
+  // A message costs nothing next to a byte: 1.5S (halving-doubling: fewer
+  // messages than ring and sharded at equal bytes) beats 2S and 4S from 8 B.
+  const auto r = model_table::rank(network_model(1e-6, 1.0), job(4, 1), {}, default_rules());
+  const auto cross = rows(r, Collective::AllReduce, GroupKind::Cross);
+  ASSERT_FALSE(cross.empty());
+  // Except at 8 B: 2 elements in 4 blocks, whose halves round to whole
+  // elements (halving-doubling's busiest rank moves 24 B, recursive
+  // doubling 16 B).
+  ASSERT_LE(cross.size(), 2u);
+  if (cross.size() == 2) {
+    EXPECT_EQ(cross[0].max_bytes, 8u);
+    EXPECT_EQ(cross[0].candidates.front(), "recursive_doubling");
+  }
+  EXPECT_EQ(cross.back().candidates.front(), "halving_doubling");
+  EXPECT_EQ(cross.back().max_bytes, kAny);
+  // Most bytes last: tree moves 4S.
+  EXPECT_EQ(cross.back().candidates.back(), "tree");
+}
+
+TEST(ModelTable, EveryCollectiveHasContiguousWorldRowsToAnySize) {
+  const auto r = model_table::rank(model_table::builtin("socket"), job(2, 2), {}, default_rules());
+  for (Collective c : all_collectives()) {
+    const auto world = rows(r, c, GroupKind::World);
+    ASSERT_FALSE(world.empty()) << to_string(c);
+    EXPECT_EQ(world.back().max_bytes, kAny) << to_string(c);
+    for (size_t i = 1; i < world.size(); ++i) {
+      EXPECT_LT(world[i - 1].max_bytes, world[i].max_bytes) << to_string(c);
+      // Adjacent rows have different winners (merged otherwise).
+      EXPECT_NE(world[i - 1].candidates.front(), world[i].candidates.front()) << to_string(c);
+    }
+  }
+  // Nothing runs shared-memory algorithms across nodes.
+  for (const auto& rule : r.rules) {
+    for (const auto& n : rule.candidates) EXPECT_TRUE(n != "shm_direct" && n != "cma") << n;
+  }
+}
+
+// hierarchical's cross step takes the selector's choice, not a fixed one.
+TEST(ModelTable, NestedStepsTakeTheGivenSelectorsChoice) {
+  for (const char* inner : {"ring", "halving_doubling"}) {
+    SelectionRule cross{Collective::AllReduce, Scope::MultiNode, kAny, {inner}};
+    cross.group = GroupKind::Cross;
+    std::vector<SelectionRule> rules{cross};
+    for (auto& d : default_rules()) rules.push_back(d);
+    const Selector s(rules);
+    const auto sch = schedule::make_for(s, Collective::AllReduce, "hierarchical", {4, 2}, GroupKind::World, 1 << 20,
+                                        4, schedule::Options{});
+    bool found = false;
+    for (const auto& step : sch.steps) found |= step.phase.find(std::string("cross allreduce ") + inner) == 0;
+    EXPECT_TRUE(found) << inner;
+  }
+}
+
+TEST(ModelTable, ProxyTopologyAtScale) {
+  EXPECT_EQ(model_table::modelled_topology(job(2, 2)).hosts, 2);
+  EXPECT_EQ(model_table::modelled_topology(job(16, 4)).hosts, 16);  // 64 ranks: itself
+  const auto big = model_table::modelled_topology(job(1024, 8));
+  EXPECT_EQ(big.ranks_per_host, 8);
+  EXPECT_EQ(big.ranks(), model_table::kProxyRanks);
+  const auto wide = model_table::modelled_topology(job(4, 256));
+  EXPECT_EQ(wide.ranks_per_host, model_table::kProxyRanksPerHost);
+  EXPECT_EQ(wide.hosts, 4);
+}
+
+TEST(ModelTable, BuiltinFiguresPerTransport) {
+  const auto socket = model_table::builtin("socket"), fabric = model_table::builtin("fabric");
+  EXPECT_LT(fabric.model.tier(Tier::Network).value[1], socket.model.tier(Tier::Network).value[1]);
+  EXPECT_NE(socket.source.find("socket"), std::string::npos);
+  EXPECT_NE(fabric.source.find("EFA"), std::string::npos);
+  // Link figures handed in by a tool replace the network tier's bandwidth.
+  JobShape j = job(2, 1);
+  j.link = LinkFigures{10.0, 0, "profile p4d.24xlarge"};
+  const auto p = model_table::parameters(j);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[1], 1e-4);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[0], socket.model.tier(Tier::Network).value[0]);
+  EXPECT_NE(p.source.find("profile p4d.24xlarge"), std::string::npos) << p.source;
+}
+
+TEST(ModelTable, ModelFileTiersAndItsUndeterminedTierFromTheBuiltins) {
+  const auto dir = temp_dir();
+  const std::string path = (dir / "fit.json").string();
+  model::Model m;
+  m.tier(Tier::Network).value = {7, 0.5, 0, 0};
+  m.tier(Tier::Network).determined = {true, true, true, true};
+  for (auto& n : m.tier(Tier::Shm).note) n = "no data";  // one rank per host in the fit
+  std::ofstream(path) << model::to_json(m).dump();
+  Env e("SMDDP_MODEL_FILE", path);
+  const auto p = model_table::parameters(job(2, 2, "mpi"));
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[0], 7);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Shm).value[1], model_table::builtin("mpi").model.tier(Tier::Shm).value[1]);
+  EXPECT_NE(p.source.find(path), std::string::npos) << p.source;
+  EXPECT_NE(p.source.find("shm tier has no data"), std::string::npos) << p.source;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ModelTable, BadModelFileIsOneUsageErrorNamingIt) {
+  const auto dir = temp_dir();
+  const std::string path = (dir / "bad.json").string();
+  std::ofstream(path) << "{\"format\": \"smddp-model\", \"version\": 1, \"tiers\": {}}";
+  Env e("SMDDP_MODEL_FILE", path);
+  for (int i = 0; i < 2; ++i) {
+    std::string why;
+    try {
+      if (i == 0) {
+        (void)Selector::from_environment(job(2, 2));
+      } else {
+        config::check(config::kEngine);  // what programs run before the ranks connect
+      }
+    } catch (const UsageError& err) {
+      why = err.what();
+    }
+    EXPECT_NE(why.find("SMDDP_MODEL_FILE"), std::string::npos) << why;
+    EXPECT_NE(why.find(path), std::string::npos) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Precedence: explicit argument > SMDDP_ALGORITHM_<COLL> > SMDDP_TUNING_FILE
+// > the model's table > the data rows.
+TEST(ModelTable, TuningFileAndEnvironmentBeatTheModel) {
+  const auto dir = temp_dir();
+  const std::string rules = (dir / "rules").string();
+  std::ofstream(rules) << "allreduce multi inf tree\n";
+  CallShape shape;
+  shape.collective = Collective::AllReduce;
+  shape.group = GroupKind::World;
+  shape.group_size = 4;
+  shape.nodes = 2;
+  shape.ranks_per_node = 2;
+  shape.bytes = 64 << 20;
+  {
+    // The model alone: its winner, not the data rows' (hierarchical).
+    const Selector s = Selector::from_environment(job(2, 2));
+    const auto r = model_table::rank(model_table::parameters(job(2, 2)), job(2, 2), {}, default_rules());
+    std::string want;
+    for (const auto& rule : rows(r, Collective::AllReduce, GroupKind::World)) {
+      if (shape.bytes <= rule.max_bytes && want.empty()) want = rule.candidates.front();
+    }
+    EXPECT_EQ(s.choose(shape, "auto").info.name, want);
+    const auto t = s.table(job(2, 2));
+    EXPECT_FALSE(t.parameters.empty());
+    EXPECT_EQ(t.modelled_hosts, 2);
+  }
+  {
+    Env tuning("SMDDP_TUNING_FILE", rules);
+    const Selector s = Selector::from_environment(job(2, 2));
+    EXPECT_EQ(s.choose(shape, "auto").info.name, "tree");
+    // The tuning rule also makes the cross-node groups' choice inside hierarchical.
+    shape.group = GroupKind::Cross;
+    shape.group_size = 2;
+    EXPECT_EQ(s.choose(shape, "auto").info.name, "tree");
+    shape.group = GroupKind::World;
+    shape.group_size = 4;
+    Env forced("SMDDP_ALGORITHM_ALLREDUCE", "ring");
+    const Selector f = Selector::from_environment(job(2, 2));
+    EXPECT_EQ(f.choose(shape, "auto").info.name, "ring");
+    EXPECT_EQ(f.choose(shape, "halving_doubling").info.name, "halving_doubling");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ModelTable, TableCoversEverySizeOnceWithItsSource) {
+  const Selector s = Selector::from_environment(job(4, 2));
+  const auto t = s.table(job(4, 2));
+  ASSERT_FALSE(t.ranges.empty());
+  bool model = false, measured = false;
+  for (size_t i = 0; i < t.ranges.size(); ++i) {
+    const auto& r = t.ranges[i];
+    const bool starts = i == 0 || t.ranges[i - 1].collective != r.collective || t.ranges[i - 1].group != r.group;
+    if (starts) {
+      EXPECT_EQ(r.min_bytes, 0u) << to_string(r.collective) << " " << r.group;
+    } else {
+      EXPECT_EQ(r.min_bytes, t.ranges[i - 1].max_bytes + 1);
+    }
+    const bool ends = i + 1 == t.ranges.size() || t.ranges[i + 1].collective != r.collective ||
+                      t.ranges[i + 1].group != r.group;
+    if (ends) {
+      EXPECT_EQ(r.max_bytes, kAny) << to_string(r.collective) << " " << r.group;
+    }
+    EXPECT_FALSE(r.source.empty());
+    model |= r.source == "model" && r.group != "node";
+    measured |= r.group == "node" && r.source.find("measured") != std::string::npos;
+  }
+  EXPECT_TRUE(model);
+  EXPECT_TRUE(measured);
+}
+
+// Setup cost at scale, printed for the record (docs/engine.md); no
+// assertion on time.
+TEST(ModelTable, SetupCost) {
+  for (auto [hosts, per_host] : {std::pair{2, 2}, std::pair{64, 8}, std::pair{1024, 8}}) {
+    const auto start = std::chrono::steady_clock::now();
+    const Selector s = Selector::from_environment(job(hosts, per_host));
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("selection table for %d hosts x %d ranks: %.1f ms\n", hosts, per_host, ms);
+    EXPECT_FALSE(s.table(job(hosts, per_host)).ranges.empty());
+  }
+}
