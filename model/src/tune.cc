@@ -142,9 +142,9 @@ struct Prober {
 
 int run_tune(const TuneOptions& o) {
   const auto start = Clock::now();
-  // The schedules' nested phases take the default selector's rules; a
-  // tuning or model file would make the engine choose otherwise and the
-  // probe's rows disagree with the schedules they are fitted through.
+  // The fit must not rest on the model it replaces, nor on a tuning file's
+  // choices that the schedules it fits through do not know
+  // (docs/model.md, "A known gap").
   ::unsetenv("SMDDP_TUNING_FILE");
   ::unsetenv("SMDDP_MODEL_FILE");
   config::check_or_exit("smddp-model", config::kEngine);
