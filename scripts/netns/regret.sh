@@ -100,7 +100,7 @@ for shaping in $shapings; do
       for coll in $collectives; do
         dir=$out/$shaping/$p/$coll
         mkdir -p "$dir"
-        common=("$coll" -b 8 -e "$max" -f 2 -n "$iters" -w 2 --per-iteration -q -T 600)
+        common=("$coll" -b 8 -e "$max" -f 2 -n "$iters" -w 2 --out-of-place --per-iteration -q -T 600)
         columns=("default")
         for a in $(algorithms_of "$coll"); do columns+=("algo-$a --algorithm $a"); done
         columns+=("mpi --backend mpi")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Renders scripts/netns/regret.sh's results as markdown.
 
-DIR/SHAPING/HOSTSxRANKS/COLLECTIVE/COLUMN.rK.json are smddp-bench -J files:
+DIR/SHAPING/HOSTSxRANKS/COLLECTIVE/COLUMN.rK.json are smddp-bench -J files
+(their out-of-place rows):
 COLUMN is `default` (no flags), `algo-NAME` (an smddp algorithm forced),
 `mpi` (Open MPI's default decision) or `mpi-NAME` (one of its tuned
 algorithms forced). Each cell is the median over rounds of the per-iteration
@@ -49,6 +50,8 @@ def columns(directory):
         for r in doc.get("rows", []) if isinstance(doc, dict) else []:
             if r.get("wrong", 0):
                 raise smddp_safeio.UsageError(f"{path}: wrong values at {r.get('bytes')} B: its times mean nothing")
+            if r.get("placement", "out-of-place") != "out-of-place":
+                continue  # one placement per cell: in-place rows of a run of both are left out
             p50 = (r.get("per_iteration") or {}).get("p50_us")
             if isinstance(p50, (int, float)) and isinstance(r.get("bytes"), int):
                 times[m.group("column")][r["bytes"]].append(p50)

@@ -15,45 +15,58 @@ namespace {
 
 using schedule::Tier;
 
-// The built-in figures (c), per tier, as data. Times in us, sizes in bytes;
-// gamma (reduction) and the per-step overhead are folded into beta and
-// alpha, as the fits of docs/model.md do (allreduce rows cannot separate
-// them). Refit on the cluster (smddp-model fit) and set SMDDP_MODEL_FILE for
-// better ones.
+// The built-in figures (c), per tier, as data. Times in us, sizes in bytes.
+// The per-step overhead is folded into alpha, as the fits of docs/model.md
+// do. The network tier has its own reduction cost: bytes that arrive over
+// the network are combined after they land, in series with the step, and
+// algorithms differ in how many they combine (2 ranks: recursive doubling
+// reduces the whole vector, ring and halving-doubling half of it), which a
+// cost folded into beta cannot tell apart. In shared memory the reduction
+// overlaps the copies and stays folded into beta. Refit on the cluster
+// (smddp-model tune or fit) and set SMDDP_MODEL_FILE for better figures.
 struct BuiltinTier {
   const char* name;  // network transport, or "shm"
   double alpha_us;
   double beta_us_per_byte;
+  double gamma_us_per_byte;  // < 0: folded into beta
   const char* source;
 };
 constexpr BuiltinTier kShm = {
-    "shm", 2.0, 0.00017,
+    "shm", 2.0, 0.00017, -1,
     "shm: 1 MiB shm_direct allreduce on 2 ranks in 182 us (docs/performance-history.md), latency assumed 2 us"};
+// Issue 17's namespace cluster (docs/performance-history.md, 2026-12-05,
+// veth between namespaces, unshaped): beta from 16 MiB hierarchical on 2
+// hosts x 2 ranks (its schedule moves 16 MiB over each host's link). The
+// socket row's alpha and gamma come from one regret.sh run (2026-12-06, 2
+// hosts x 1 rank, allreduce out of place, medians of two rounds): alpha is
+// recursive doubling's 8 B (one exchange, 12.4 us); gamma puts the
+// recursive-doubling-to-ring crossover (2 alpha / gamma = 124 KiB) below
+// 256 KiB-512 KiB, where the measured best changes (at 16 MiB the two
+// differ by 0.0005 us/B: a reduction out of cache is slower, which a
+// linear model cannot follow). The mpi row keeps its own 8 B latency.
 constexpr BuiltinTier kNetwork[] = {
-    // Issue 17's namespace cluster (docs/performance-history.md, 2026-12-05,
-    // veth between namespaces, unshaped): an 8 B allreduce on 2 hosts x 1
-    // rank is one exchange; 16 MiB hierarchical on 2 hosts x 2 ranks is
-    // bandwidth-bound (its schedule moves 16 MiB over each host's link).
-    {"socket", 14.5, 0.00104,
-     "socket: namespace cluster, docs/performance-history.md (2026-12-05): 8 B allreduce 2x1 in 14.5 us, "
-     "16 MiB hierarchical 2x2 in 21.7 ms"},
-    {"mpi", 22.5, 0.00112,
+    {"socket", 12.4, 0.00104, 0.00020,
+     "socket: namespace cluster, docs/performance-history.md: 16 MiB hierarchical 2x2 in 21.7 ms (2026-12-05); "
+     "2x1 allreduce 8 B in 12.4 us, recursive doubling best up to 256 KiB, ring from 512 KiB (2026-12-06)"},
+    {"mpi", 22.5, 0.00112, 0.00020,
      "mpi: namespace cluster, docs/performance-history.md (2026-12-05): 8 B allreduce 2x1 in 22.5 us, "
-     "16 MiB hierarchical 2x2 in 23.2 ms"},
+     "16 MiB hierarchical 2x2 in 23.2 ms; reduction as socket's (2026-12-06)"},
     // EFA: AWS publishes 400 Gbps of EFA per p4d.24xlarge (4 x 100 Gbps;
     // p5.48xlarge: 3200 Gbps); taken per host link, 50 GB/s. AWS publishes
     // no per-message latency: 21 us is what this engine's fabric transport
-    // measured over libfabric (tcp provider) on the namespace cluster.
-    {"fabric", 21.0, 0.00002,
+    // measured over libfabric (tcp provider) on the namespace cluster. The
+    // reduction is the host's, as over sockets.
+    {"fabric", 21.0, 0.00002, 0.00020,
      "fabric: AWS p4d.24xlarge EFA 400 Gbps (50 GB/s per host); latency 21 us as measured over libfabric tcp "
-     "(docs/performance-history.md), no published EFA figure"},
+     "(docs/performance-history.md), no published EFA figure; reduction as socket's"},
 };
 
 model::TierParams tier_of(const BuiltinTier& b) {
   model::TierParams t;
-  t.value = {b.alpha_us, b.beta_us_per_byte, 0.0, 0.0};
-  t.determined = {true, true, false, false};
-  t.note = {"", "", "folded into beta_us_per_byte", "folded into alpha_us"};
+  const bool gamma = b.gamma_us_per_byte >= 0;
+  t.value = {b.alpha_us, b.beta_us_per_byte, gamma ? b.gamma_us_per_byte : 0.0, 0.0};
+  t.determined = {true, true, gamma, false};
+  t.note = {"", "", gamma ? "" : "folded into beta_us_per_byte", "folded into alpha_us"};
   return t;
 }
 
