@@ -45,6 +45,10 @@ struct Options {
   std::set<std::string> only;               // --collectives a,b: run just these
   std::set<std::string> dtypes;             // --dtypes double,int64: just these (default all, fp8 too)
   std::set<std::string> ops;                // --ops sum,max: just these (default all)
+  // --largest-count-ops sum,avg: at the largest count, just these. An
+  // operator's arithmetic is the same at every count; the largest count is
+  // there for chunking and pipelining, which every operator walks alike.
+  std::set<std::string> largest_count_ops;
   std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
 
@@ -81,6 +85,8 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--ops" && i + 1 < argc) {
       o.ops = split(argv[++i]);
+    } else if (a == "--largest-count-ops" && i + 1 < argc) {
+      o.largest_count_ops = split(argv[++i]);
     } else if (a == "--expect-declined" && i + 1 < argc) {
       o.expect_declined = split(argv[++i]);
     } else if (a == "--seed" && i + 1 < argc) {
@@ -372,6 +378,10 @@ int main(int argc, char** argv) {
       for (size_t count : coll == Collective::Barrier ? std::vector<size_t>{0} : opt.counts) {
         for (DataType dt : dtypes) {
           for (ReduceOp op : ops) {
+            if (reduces && count == opt.counts.back() && !opt.largest_count_ops.empty() &&
+                !opt.largest_count_ops.count(std::string(to_string(op)))) {
+              continue;
+            }
             for (const AlgorithmInfo& algo : list_algorithms()) {
               // Device-memory algorithms (cuda_staged) have their own tests.
               if (algo.collective != coll || !algo.host_memory) continue;
