@@ -32,7 +32,7 @@ int usage_error(const std::string& what) {
 }
 
 CommandLine::CommandLine()
-    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines and a node exporter",
+    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines, NCCL RAS queries and a node exporter",
                                       "smddp-diag")) {
   CLI::App& app = *app_;
   app.require_subcommand(1);
@@ -50,6 +50,7 @@ CommandLine::CommandLine()
   commands_.push_back(make_exporter_command(app, global_));
   commands_.push_back(make_isolate_command(app, global_));
   commands_.push_back(make_baseline_command(app, global_));
+  commands_.push_back(make_ras_command(app, global_));
   // Last: every numeric option of every subcommand, decimal only ("--timeout 0x10" is refused, not read as 16).
   tools::decimal_numbers_only(app);
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
