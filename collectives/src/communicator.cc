@@ -55,19 +55,25 @@ Group make_group(GroupKind kind, std::vector<int> ranks, int world_rank) {
 
 class EngineCommunicator final : public Communicator {
  public:
-  EngineCommunicator(std::unique_ptr<Bootstrap> bootstrap, const CommunicatorOptions& options)
+  // `whole_job`: the communicator of every rank, whose rank internal
+  // errors name (a split group's would not be the rank the user knows).
+  EngineCommunicator(std::unique_ptr<Bootstrap> bootstrap, const CommunicatorOptions& options, bool whole_job)
       : bootstrap_(std::move(bootstrap)),
+        options_(options),
         topo_(discover_topology(*bootstrap_, options.ranks_per_node > 0
                                                  ? options.ranks_per_node
                                                  : static_cast<int>(config::integer("SMDDP_RANKS_PER_NODE")))) {
-    detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
+    if (whole_job) detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
     placement_ = gather_placement(*bootstrap_, topo_);
     timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
                                            : config::seconds("SMDDP_TIMEOUT");
-    if (topo_.local_size > 1) {
-      segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
-      shm_ = make_shm_transport(*segment_, topo_);
-    }
+    // The segments' setup is collective over every rank: a rank alone on
+    // its node takes part whenever another node shares memory (nodes of
+    // uneven sizes: a split group, SMDDP_RANKS_PER_NODE not dividing the job).
+    bool any_shared = false;
+    for (const auto& ranks : topo_.node_ranks) any_shared |= ranks.size() > 1;
+    if (any_shared) segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
+    if (segment_) shm_ = make_shm_transport(*segment_, topo_);
     if (topo_.num_nodes > 1) {
       network_ = open_network_transport(*bootstrap_, topo_,
                                         {options.network_transport, options.fabric_provider});
@@ -115,6 +121,15 @@ class EngineCommunicator final : public Communicator {
     timeout_ = seconds;
   }
   double timeout() const override { return timeout_; }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    if (color < 0) throw UsageError("split: colour " + std::to_string(color) + " is negative");
+    CommunicatorOptions options = options_;
+    options.timeout_seconds = timeout_;
+    // Every rank of a group builds its topology, segment and transports from
+    // the group's bootstrap alone: the groups connect side by side.
+    return std::make_unique<EngineCommunicator>(bootstrap_->split(color, key), options, false);
+  }
 
   void run(const CollectiveArgs& args, const CallOptions& options) override {
     const std::string_view collective = to_string(args.collective);
@@ -207,6 +222,7 @@ class EngineCommunicator final : public Communicator {
   }
 
   std::unique_ptr<Bootstrap> bootstrap_;
+  CommunicatorOptions options_;
   Topology topo_;
   Placement placement_;
   JobShape job_;
@@ -228,7 +244,7 @@ class EngineCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_engine_communicator(std::unique_ptr<Bootstrap> bootstrap,
                                                        const CommunicatorOptions& options) {
-  return std::make_unique<EngineCommunicator>(std::move(bootstrap), options);
+  return std::make_unique<EngineCommunicator>(std::move(bootstrap), options, true);
 }
 
 std::unique_ptr<Communicator> Communicator::create_from_mpi(const CommunicatorOptions& options) {

@@ -32,10 +32,12 @@ prometheus::Family<T>& family(prometheus::Registry& registry, const char* name, 
 }  // namespace
 
 prometheus::Labels row_labels(const BenchRow& row) {
-  return {{"collective", bounded(row.collective)}, {"dtype", bounded(row.dtype)},
-          {"op", bounded(row.op)},                 {"size", std::to_string(row.bytes)},
-          {"backend", bounded(row.backend)},       {"algorithm", bounded(row.algorithm)},
-          {"placement", row.in_place ? "in-place" : "out-of-place"}};
+  prometheus::Labels labels{{"collective", bounded(row.collective)}, {"dtype", bounded(row.dtype)},
+                            {"op", bounded(row.op)},                 {"size", std::to_string(row.bytes)},
+                            {"backend", bounded(row.backend)},       {"algorithm", bounded(row.algorithm)},
+                            {"placement", row.in_place ? "in-place" : "out-of-place"}};
+  if (!row.group.empty()) labels["group"] = bounded(row.group);  // split groups only: other runs' series unchanged
+  return labels;
 }
 
 BenchRegistry::BenchRegistry(const RunInfo& run, const std::string& host)

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/alltoallv_matrix.h"
+#include "cli/split_groups.h"
 #include "smddp/results/baseline.h"
 #include "smddp/results/model_baseline.h"
 #include "smddp/telemetry/metrics.h"
@@ -66,8 +68,13 @@ struct BenchOptions {
   bool roofline = false;
   bool huge_pages = false;  // --huge-pages: host buffers on transparent huge pages
   uint64_t seed = 0x5eedULL;
-  std::string alltoallv_matrix;            // --alltoallv-matrix FILE
-  std::vector<uint64_t> alltoallv_weights;  // its n x n weights, row = sender (empty: default)
+  std::string alltoallv_matrix;  // --alltoallv-matrix FILE
+  // Its weights, else NCCL_TESTS_ALLTOALLV_* (nccl-tests' spread or byte
+  // matrix), else the default weights (alltoallv_matrix.h).
+  AlltoallvPattern alltoallv;
+  // NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK: split groups (split_groups.h).
+  std::optional<SplitRule> split;
+  bool per_group = false;  // --per-group: one table per split group besides the aggregate
   telemetry::MetricsOptions metrics;
 
   // nccl-tests 2.19 flags (docs/bench.md#nccl-tests-compatibility).

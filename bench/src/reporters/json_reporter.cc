@@ -71,6 +71,19 @@ nlohmann::json row_to_json(const RowResult& r) {
     j["straggler"] = {{"rank", r.straggler->rank}, {"host", r.straggler->host},
                       {"slower_pct", r.straggler->slower_pct}};
   }
+  if (!r.groups.empty()) {  // split groups: each group's own figures, by its colour
+    nlohmann::json groups = nlohmann::json::array();
+    for (const GroupResult& g : r.groups) {
+      groups.push_back({{"group", g.group}, {"nranks", g.nranks}, {"bytes", g.bytes}, {"count", g.count},
+                        {"time_us", g.time_us}, {"algbw_gbps", g.algbw_gbps}, {"busbw_gbps", g.busbw_gbps},
+                        {"wrong", r.checked ? nlohmann::json(g.wrong) : nlohmann::json(nullptr)}});
+    }
+    j["groups"] = groups;
+    const SlowestGroup slow = slowest_group(r);
+    if (slow.group) {
+      j["slowest_group"] = {{"group", slow.group->group}, {"fastest", slow.fastest}, {"slower_pct", slow.slower_pct}};
+    }
+  }
   return j;
 }
 
@@ -238,7 +251,7 @@ class Document {
     for (int r = 0; r < ctx.nranks; ++r) {
       const std::string mem(to_string(o.mem));
       devices.push_back({{"rank", r},
-                         {"group", 0},
+                         {"group", ctx.group_of(r)},
                          {"pid", r < static_cast<int>(ctx.pids.size()) ? ctx.pids[r] : 0},
                          {"hostname", ctx.hosts[r]},
                          {"device", -1},
@@ -263,6 +276,11 @@ class Document {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < ctx.nranks; ++r) ranks.push_back({{"rank", r}, {"host", ctx.hosts[r]}, {"node", ctx.nodes[r]}});
     extra["ranks"] = ranks;
+    if (o.split) {
+      nlohmann::json groups = nlohmann::json::array();
+      for (const auto& [color, members] : ctx.group_members()) groups.push_back({{"group", color}, {"ranks", members}});
+      extra["split"] = {{"setting", o.split->setting}, {"groups", groups}};
+    }
     extra["devices"] = {{"memory", to_string(o.mem)}, {"huge_pages", o.huge_pages}};
     if (ctx.memory_bandwidth_gbps > 0) extra["host_memory_bandwidth_gbps"] = ctx.memory_bandwidth_gbps;
     extra["options"] = {{"minbytes", o.min_bytes}, {"maxbytes", o.max_bytes}, {"stepfactor", o.step_factor},

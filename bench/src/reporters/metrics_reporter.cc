@@ -45,7 +45,22 @@ class MetricsReporter final : public Reporter {
       telemetry::BenchRow m = to_metrics_row(r);
       // The deltas belong to the whole row (all its backends): count them once.
       if (&r != &results.front()) m.fabric_counters.clear();
+      // Split groups: the aggregate as group "all", then each group's own figures.
+      if (!r.groups.empty()) m.group = "all";
       metrics_->record(m);
+      for (const GroupResult& g : r.groups) {
+        telemetry::BenchRow gm = to_metrics_row(r);
+        gm.group = std::to_string(g.group);
+        gm.bytes = g.bytes;
+        gm.count = g.count;
+        gm.time_us = g.time_us;
+        gm.algbw_gbps = g.algbw_gbps;
+        gm.busbw_gbps = g.busbw_gbps;
+        gm.wrong = g.wrong;
+        gm.min_us = gm.p50_us = gm.p95_us = gm.p99_us = gm.max_us = 0;  // the whole job's statistics
+        gm.fabric_counters.clear();
+        metrics_->record(gm);
+      }
     }
   }
   void end(const Summary& s) override {

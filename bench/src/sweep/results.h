@@ -37,6 +37,17 @@ struct RowModel {
   std::string error;         // no prediction: why (then the figures are 0)
 };
 
+// Split groups (NCCL_TESTS_SPLIT): one group's part of a row, as that group
+// alone would report it: its time by -a over its own ranks, its size and
+// its bandwidth over its own rank count, its wrong elements.
+struct GroupResult {
+  int group = 0;  // the colour (nccl-tests' "Group")
+  int nranks = 0;
+  size_t bytes = 0, count = 0;
+  double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  uint64_t wrong = 0;
+};
+
 struct RowResult {
   size_t row = 0;  // index of the (size, dtype, op, collective) row, shared by backends
   Collective collective{};
@@ -61,7 +72,21 @@ struct RowResult {
   std::optional<Straggler> straggler;
   RowFabricCounters fabric_counters;  // rank 0: the row's counter deltas, every host
   std::optional<RowModel> model;      // --model
+  // Split groups, on rank 0: each group's part, by colour. The row's own
+  // figures aggregate them as nccl-tests does: time by -a over every rank
+  // of every group, bandwidth over the size of rank 0's group, #wrong summed.
+  std::vector<GroupResult> groups;
 };
+
+// The slowest group of a row (the longest time; the lowest colour of a
+// tie), and how much slower than the fastest, in percent; null for fewer
+// than two groups.
+struct SlowestGroup {
+  const GroupResult* group = nullptr;
+  int fastest = 0;  // its colour
+  double slower_pct = 0;
+};
+SlowestGroup slowest_group(const RowResult& r);
 
 struct RunContext {
   const BenchOptions* options = nullptr;
@@ -69,6 +94,12 @@ struct RunContext {
   std::vector<std::string> hosts;  // by rank
   std::vector<int> nodes;          // by rank
   std::vector<int> pids;           // by rank (empty when unknown)
+  // Split groups (NCCL_TESTS_SPLIT): each rank's group (colour), by rank;
+  // empty without a split (every rank in group 0).
+  std::vector<int> groups;
+  int group_of(int rank) const { return groups.empty() ? 0 : groups[static_cast<size_t>(rank)]; }
+  // The colours in use, ascending, with their ranks (ascending): {{0, {0..n-1}}} without a split.
+  std::vector<std::pair<int, std::vector<int>>> group_members() const;
   std::map<std::string, std::string> environment;
   std::map<std::string, std::string> versions;
   double memory_bandwidth_gbps = 0;  // --roofline

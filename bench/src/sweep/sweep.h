@@ -28,15 +28,18 @@ struct SweepPlan {
   };
   std::vector<Row> rows;
   size_t max_send_bytes = 0, max_recv_bytes = 0;
-  std::vector<uint64_t> alltoallv_weights;  // n x n (alltoallv_matrix.h)
+  AlltoallvPattern alltoallv;  // the job's (alltoallv_matrix.h)
 };
 
 SweepPlan plan_sweep(const BenchOptions& o, int nranks);
 
 class Sweep {
  public:
-  // `comm` carries the harness's own bookkeeping (times, #wrong).
-  Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
+  // `world` (every rank of the job) carries the harness's own bookkeeping
+  // (times, #wrong); the backends run on `group`, this rank's split group
+  // (`world` itself without a split): the data and its check are the
+  // group's, the rows aggregate every group.
+  Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& world, Communicator& group,
         std::vector<std::unique_ptr<Backend>> backends);
 
   // Runs every row; calls `on_row` on every rank with the results (rank 0's
@@ -60,12 +63,16 @@ class Sweep {
   Measurement start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row, bool in_place);
   void time_slice(Measurement& m, int warmup, int iters);
   RowResult finish(Measurement& m);
+  void add_groups(RowResult& r, const std::vector<double>& times, uint64_t wrong);
 
   const BenchOptions& o_;
   const RunContext& ctx_;
-  Communicator& comm_;
+  Communicator& world_;
+  Communicator& group_;
   std::vector<std::unique_ptr<Backend>> backends_;
-  int rank_ = 0;
+  int rank_ = 0;         // in the group
+  int group_ranks_ = 1;  // the group's size
+  std::vector<std::string> group_hosts_;  // by group rank
   std::unique_ptr<SweepBuffers> buffers_;  // host or device (--mem)
 };
 

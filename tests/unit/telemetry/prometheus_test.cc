@@ -183,6 +183,26 @@ TEST(BenchRegistry, LabelValuesAreBoundedAndNeverEmpty) {
   EXPECT_EQ(labels.at("placement"), "out-of-place");
 }
 
+// smddp-bench's split groups: a group label only when the row has a group,
+// so the series of runs without a split keep their labels.
+TEST(BenchRegistry, GroupLabelOnlyWithSplitGroups) {
+  BenchRow row;
+  row.bytes = 8;
+  EXPECT_EQ(row_labels(row).count("group"), 0u);
+  row.group = "all";
+  EXPECT_EQ(row_labels(row).at("group"), "all");
+  BenchRegistry registry(run_info(), "node-a");
+  row.busbw_gbps = 2;
+  registry.record(row);
+  row.group = "1";
+  row.busbw_gbps = 1;
+  registry.record(row);
+  const auto families = registry.Collect();
+  const auto& busbw = find_family(families, "smddp_bench_busbw_bytes_per_second");
+  EXPECT_DOUBLE_EQ(find_sample(busbw, {{"group", "all"}})->gauge.value, 2e9);
+  EXPECT_DOUBLE_EQ(find_sample(busbw, {{"group", "1"}})->gauge.value, 1e9);
+}
+
 // ---- the /metrics endpoint ----
 
 TEST(ServeRegistry, ServesTheBenchRegistryOverHttp) {

@@ -50,6 +50,9 @@ struct RunInfo {
 
 struct BenchRow {
   std::string collective, dtype, op, backend, algorithm;  // algorithm: e.g. "shm_direct", "mpi", "nccl"
+  // smddp-bench's split groups: "all" for a row's aggregate, a group's colour
+  // ("0", "1", ...) for its own part; empty without a split (no label then).
+  std::string group;
   size_t bytes = 0, count = 0;
   int root = -1;
   bool in_place = false;
