@@ -66,7 +66,7 @@ def parse_jsonl(path, text):
         value = parse_json(line, where)
         if not is_record(value):
             raise UsageError(f"{where}: not an Inspector record (expected 'header' and 'coll_perf' or 'p2p_perf')")
-        check_shape(value, RECORD, where)
+        check_shape(value, RECORD, f"{where}: record")
         h, m = value["header"], value.get("metadata") or {}
         kind = "coll" if "coll_perf" in value else "p2p"
         perf = value[f"{kind}_perf"]

@@ -263,7 +263,7 @@ def _row(sec, tokens, path, lineno):
         body, per_iter = {}, {}
         for name, text in zip(names, tokens[pos:pos + len(names)]):
             field = PLACEMENT_NAMES.get(name, "time")
-            value = _number(text, path, lineno, name, 0, 1e15)
+            value = _number(text, path, lineno, f"{PLACEMENTS[i][1]} {name}", 0, 1e15)
             if field in ("min_us", "max_us", "p99_us", "cv_pct"):
                 per_iter[field] = value
             elif field != "error":  # 2.0-2.11's max deviation: not a count of wrong values
@@ -333,7 +333,8 @@ def parse_text(path, text):
             raise UsageError(f"{path}: more than {1 << 20} result rows")
         results.append(_row(sec, line.split(), path, lineno))
     if not saw_header:
-        raise UsageError(f"{path}: no nccl-tests column header ('#  size  count  type ...')")
+        raise UsageError(f"{path}: an nccl-tests log without its column header ('#  size  count  type ...'): "
+                         f"cut short?")
     if not results:
         raise UsageError(f"{path}: an nccl-tests log without result rows (line {sections[0]['line']} is its header)")
     if devices:
@@ -383,9 +384,11 @@ def from_text(path, text):
 
 
 def looks_like_text_log(text):
-    """Whether some line of the first 64 KiB or so is an nccl-tests column header."""
+    """Whether some line of the first 64 KiB or so is an nccl-tests column
+    header or a line of its preamble (then a log cut short is named so)."""
     for line in text[:1 << 16].splitlines():
         s = line.strip()
-        if s.startswith("#") and _header(s[1:].split()):
+        if s.startswith("#") and (_header(s[1:].split()) or NTHREAD_LINE.match(s) or STARTING.match(s) or
+                                  RANK_LINE.match(s)):
             return True
     return False
