@@ -12,6 +12,8 @@ from . import inspector, svg
 from .analyzer_text import size_text
 
 MAX_RANK_ROWS = 512
+METRIC_NOTES = {"busbw": "nccl_bus_bandwidth_gbs, the geometric mean of the bucket's operations",
+                "exec_us": "nccl_collective_exec_time_microseconds, the mean of the bucket's operations"}
 
 
 def _colours(keys, palette):
@@ -126,7 +128,8 @@ def _prom(page, table, palette, series, labels):
             if ds:
                 page.chart(f"{name}: {what} per message-size bucket", "message size bucket (bytes from, log scale)",
                            f"{what} ({unit})", ds, table(headers, rows, "metrics behind the plot"), y_type=y_type,
-                           note=f"{name}, {nranks} ranks on {nnodes} nodes: nccl_{'bus_bandwidth_gbs (the geometric mean' if field == 'busbw' else 'collective_exec_time_microseconds (the mean'} of the bucket's operations, per GPU); P2P from nccl_p2p_*")
+                           note=f"{name}, {nranks} ranks on {nnodes} nodes, per GPU: {METRIC_NOTES[field]}; "
+                                f"P2P from nccl_p2p_*")
 
 
 def add(page, table, palette, docs):

@@ -17,7 +17,7 @@ import os
 from smddp_safeio import (Anything, Int, List, Num, Obj, Opt, Str, UsageError, check_shape, parse_json,
                           read_text)
 
-from . import inspector, nccl_tests
+from . import inspector, nccl_log, nccl_tests
 
 # The keys and types the report and compare read; others are ignored, so
 # newer writers keep working. Bounds keep every picture and table finite.
@@ -157,8 +157,8 @@ def load(path):
     if inspector.looks_like_prom(text):
         return Doc(path, "inspector", {"format": "prom", "series": inspector.parse_prom(path, text)},
                    "NCCL Inspector Prometheus text")
-    if nccl_tests.looks_like_text_log(text):
-        bench, nccl = nccl_tests.from_text(path, text)
+    if nccl_log.looks_like_text_log(text):
+        bench, nccl = nccl_log.from_text(path, text)
         check_shape(bench, BENCH, f"{path}: nccl-tests log")
         return Doc(path, "bench", bench, bench["format"], nccl)
     raise UsageError(f"{path}: not a results document ({EXPECTED})")
