@@ -143,7 +143,7 @@ def _bench_group(page, group, items, many_runs):
         return [doc.label] if many_runs else []
 
     # Bus bandwidth (barrier moves no data: its busbw is 0 by definition).
-    if any(row.get("busbw_gbps", 0) > 0 for _, row in items):
+    if any((row.get("busbw_gbps") or 0) > 0 for _, row in items):  # null: a log's N/A
         ds = _series(items, lambda d, r: r.get("busbw_gbps"), many_runs, colours)
         for doc in dict.fromkeys(d for d, _ in items):
             bw = doc.data.get("host_memory_bandwidth_gbps")

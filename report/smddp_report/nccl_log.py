@@ -8,12 +8,14 @@ from smddp_safeio import UsageError
 
 from .nccl_tests import MAX_RANKS, PLACEMENTS, canonical_collective, processes_per_rank_group, rows_of
 
-RANK_LINE = re.compile(r"#\s+Rank\s+(\d+)(?:\s+Group\s+(-?\d+))?\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(-?\d+)"
-                       r"(?:\s+\[([^\]]*)\])?\s*(.*)")
-NTHREAD_LINE = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)(.*)")
-ITERS = re.compile(r"(?<!agg )iters:\s*(\d+)")
-SKIP = re.compile(r"summary skips first (\d+) iterations")
-STARTING = re.compile(r"#\s*Collective test starting:\s*(\S+)")
+# Counts are bounded in the patterns: no int() of a 5000-digit field.
+RANK_LINE = re.compile(r"#\s+Rank\s+(\d{1,9})(?:\s+Group\s+(-?\d{1,9}))?\s+Pid\s+(\d{1,12})\s+on\s+(\S{1,1024})\s+"
+                       r"device\s+(-?\d{1,9})(?:\s+\[([^\]]*)\])?\s*(.*)")
+NTHREAD_LINE = re.compile(r"#\s*nThread\s+(\d{1,6})\s+nGpus\s+(\d{1,6})\s+minBytes\s+(\d{1,19})\s+maxBytes\s+"
+                          r"(\d{1,19})(.*)")
+ITERS = re.compile(r"(?<!agg )iters:\s*(\d{1,12})")
+SKIP = re.compile(r"summary skips first (\d{1,12}) iterations")
+STARTING = re.compile(r"#\s*Collective test starting:\s*(\S{1,256})")
 FOOTER = re.compile(r"#?\s*(Out of bounds values|Avg bus bandwidth)\s*:\s*(\S+)")
 ROW_START = re.compile(r"\s*\d+\s+\d+(\s|$)")
 # Column names, any version: a placement's (time, algbw, busbw, #wrong or

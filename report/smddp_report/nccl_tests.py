@@ -53,6 +53,9 @@ DOCUMENT = Obj({
     "results": List(RESULT), "version?": Int(0, 1 << 20), "args?": List(Str()), "start_time?": Str(64),
     "config?": Obj({"nthreads?": Int(1, 1 << 16), "ngpus?": Int(1, 1 << 16), "iterations?": Int(0, 1 << 40),
                     "per_iter_skip?": Int(0, 1 << 31), "devices?": List(DEVICE, max_len=MAX_RANKS)}),
+    # 2.18 and 2.19.0 spelled it average_bus_bandwidith / bandwidith
+    "average_bus_bandwidth?": Obj({"bandwidth?": Opt(NumOrNan(Num(0, 1e15)))}),
+    "average_bus_bandwidith?": Obj({"bandwidith?": Opt(NumOrNan(Num(0, 1e15)))}),
 })
 PLACEMENTS = (("out_of_place", "out-of-place"), ("in_place", "in-place"))
 

@@ -557,6 +557,7 @@ def nccl_formats_bad_input(tmp):
         "huge.json": (edited(results__0__size=10 ** 30), "is out of range"),
         "big-time.json": (edited(results__0__in_place__time=1e300), "results[0].in_place.time: 1e+300 is out of range"),
         "nocoll.json": (edited(args=["./a.out"]), "a result names no collective"),
+        "avg.json": (edited(average_bus_bandwidth__bandwidth={"x": 1}), "average_bus_bandwidth.bandwidth: expected a"),
         "truncated.jsonl": ("\n".join(jsonl[:5] + [jsonl[5][:90]]) + "\n", "line 6: not JSON"),
         "shape.jsonl": ("\n".join(jsonl[:3] + [jsonl[3].replace('"rank":3', '"rank":"3"')]) + "\n",
                         "line 4: record.header.rank: expected a whole number"),
@@ -584,6 +585,12 @@ def nccl_formats_bad_input(tmp):
                         f"compare {name}")
             one_line_64(run([sys.executable, ARGS.report, "analyze", path], timeout=30), why, f"analyze {name}")
     check(not os.path.exists(out), "no report written from any bad input")
+    # Found by fuzz_python: N/A where a bandwidth was, a 5000-digit count in the preamble: read, not a crash.
+    for name, content in (("na.log", field(0, 7, "N/A")),
+                          ("digits.log", log.replace("nThread 1 ", "nThread " + "1" * 5000 + " ", 1))):
+        path = os.path.join(tmp, name)
+        open(path, "w").write(content)
+        report(path, "-o", os.path.join(tmp, "ok.html"))
     # nccl-tests writes a NaN double as the string "nan": that placement has no time, the rest is read.
     path = os.path.join(tmp, "nan-string.json")
     open(path, "w").write(edited(results__0__out_of_place__time="nan"))
