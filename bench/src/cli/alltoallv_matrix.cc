@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "smddp/common/numbers.h"
@@ -35,10 +36,15 @@ size_t CountMatrix::largest_buffer() const {
   return most;
 }
 
-std::vector<uint64_t> load_weights(const std::string& path) {
-  const std::string what = "--alltoallv-matrix '" + path + "'";
+namespace {
+
+// A square matrix of whitespace-separated values, '#' comments, through the
+// bounded reader; `value` turns one field into its entry or throws. `unit`
+// names the values in errors ("weights", "values"). Returns the side.
+size_t read_square_matrix(const std::string& path, const std::string& what, const char* unit,
+                          const std::function<uint64_t(const std::string& field, const std::string& where)>& value,
+                          std::vector<uint64_t>* out) {
   std::istringstream in(tools::read_input_file(path, what));
-  std::vector<uint64_t> out;
   size_t width = 0, rows = 0, lineno = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -48,26 +54,36 @@ std::vector<uint64_t> load_weights(const std::string& path) {
     std::string field;
     size_t k = 0;
     while (fields >> field) {
-      if (field.find_first_not_of("0123456789") != std::string::npos || field.size() > 18) {
-        throw UsageError(what + ": line " + std::to_string(lineno) + ": '" + field +
-                         "' is not a non-negative integer");
-      }
-      out.push_back(std::stoull(field));
+      out->push_back(value(field, what + ": line " + std::to_string(lineno)));
       ++k;
     }
     if (k == 0) continue;
     if (width == 0) width = k;
     if (k != width) {
-      throw UsageError(what + ": line " + std::to_string(lineno) + " has " + std::to_string(k) +
-                       " weights, the first row " + std::to_string(width));
+      throw UsageError(what + ": line " + std::to_string(lineno) + " has " + std::to_string(k) + " " + unit +
+                       ", the first row " + std::to_string(width));
     }
     ++rows;
   }
-  if (rows == 0) throw UsageError(what + ": no weights");
+  if (rows == 0) throw UsageError(what + ": no " + unit);
   if (rows != width) {
-    throw UsageError(what + ": " + std::to_string(rows) + " rows of " + std::to_string(width) +
-                     " weights; expected a square matrix");
+    throw UsageError(what + ": " + std::to_string(rows) + " rows of " + std::to_string(width) + " " + unit +
+                     "; expected a square matrix");
   }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<uint64_t> load_weights(const std::string& path) {
+  const std::string what = "--alltoallv-matrix '" + path + "'";
+  std::vector<uint64_t> out;
+  read_square_matrix(path, what, "weights", [](const std::string& field, const std::string& where) -> uint64_t {
+    if (field.find_first_not_of("0123456789") != std::string::npos || field.size() > 18) {
+      throw UsageError(where + ": '" + field + "' is not a non-negative integer");
+    }
+    return std::stoull(field);
+  }, &out);
   if (std::all_of(out.begin(), out.end(), [](uint64_t w) { return w == 0; })) {
     throw UsageError(what + ": every weight is 0");
   }
@@ -98,45 +114,21 @@ std::vector<uint64_t> load_byte_matrix(const std::string& path, double scale, in
   // No part of a petabyte: far past any buffer, and exact in a double.
   constexpr double kMaxPartBytes = 1125899906842624.0;  // 2^50
   const std::string what = "NCCL_TESTS_ALLTOALLV_MATRIX_FILE='" + path + "'";
-  std::istringstream in(tools::read_input_file(path, what));
   std::vector<uint64_t> out;
-  size_t width = 0, rows = 0, lineno = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    ++lineno;
-    line = line.substr(0, line.find('#'));
-    std::istringstream fields(line);
-    std::string field;
-    size_t k = 0;
-    while (fields >> field) {
-      std::string why;
-      const auto v = common::parse_number(field, &why);
-      if (!v || *v < 0) {
-        throw UsageError(what + ": line " + std::to_string(lineno) + ": '" + field + "' is not a number of bytes >= 0" +
-                         (v ? "" : " (" + why + ")"));
-      }
-      const double scaled = std::floor(*v * scale);
-      if (scaled > kMaxPartBytes) {
-        throw UsageError(what + ": line " + std::to_string(lineno) + ": '" + field + "' times " +
-                         "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE is more than 2^50 bytes");
-      }
-      // nccl-tests rounds every part down to 16 bytes.
-      out.push_back(static_cast<uint64_t>(scaled) & ~uint64_t{15});
-      ++k;
+  const size_t rows = read_square_matrix(path, what, "values", [scale](const std::string& field,
+                                                                       const std::string& where) -> uint64_t {
+    std::string why;
+    const auto v = common::parse_number(field, &why);
+    if (!v || *v < 0) {
+      throw UsageError(where + ": '" + field + "' is not a number of bytes >= 0" + (v ? "" : " (" + why + ")"));
     }
-    if (k == 0) continue;
-    if (width == 0) width = k;
-    if (k != width) {
-      throw UsageError(what + ": line " + std::to_string(lineno) + " has " + std::to_string(k) +
-                       " values, the first row " + std::to_string(width));
+    const double scaled = std::floor(*v * scale);
+    if (scaled > kMaxPartBytes) {
+      throw UsageError(where + ": '" + field + "' times NCCL_TESTS_ALLTOALLV_MATRIX_SCALE is more than 2^50 bytes");
     }
-    ++rows;
-  }
-  if (rows == 0) throw UsageError(what + ": no values");
-  if (rows != width) {
-    throw UsageError(what + ": " + std::to_string(rows) + " rows of " + std::to_string(width) +
-                     " values; expected a square matrix");
-  }
+    // nccl-tests rounds every part down to 16 bytes.
+    return static_cast<uint64_t>(scaled) & ~uint64_t{15};
+  }, &out);
   if (rows > 1000000) throw UsageError(what + ": more than 1000000 ranks");
   if (std::all_of(out.begin(), out.end(), [](uint64_t b) { return b == 0; })) {
     throw UsageError(what + ": every part is 0 bytes (after the scale and rounding down to 16 bytes)");

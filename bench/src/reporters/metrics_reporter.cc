@@ -49,16 +49,8 @@ class MetricsReporter final : public Reporter {
       if (!r.groups.empty()) m.group = "all";
       metrics_->record(m);
       for (const GroupResult& g : r.groups) {
-        telemetry::BenchRow gm = to_metrics_row(r);
+        telemetry::BenchRow gm = to_metrics_row(group_row(r, g));
         gm.group = std::to_string(g.group);
-        gm.bytes = g.bytes;
-        gm.count = g.count;
-        gm.time_us = g.time_us;
-        gm.algbw_gbps = g.algbw_gbps;
-        gm.busbw_gbps = g.busbw_gbps;
-        gm.wrong = g.wrong;
-        gm.min_us = gm.p50_us = gm.p95_us = gm.p99_us = gm.max_us = 0;  // the whole job's statistics
-        gm.fabric_counters.clear();
         metrics_->record(gm);
       }
     }

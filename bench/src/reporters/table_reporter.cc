@@ -41,20 +41,6 @@ __attribute__((format(printf, 2, 3))) void append(std::string& out, const char* 
   if (n > 0) out.append(buf, std::min(static_cast<size_t>(n), sizeof buf - 1));
 }
 
-// A row as one split group alone would report it (--per-group).
-RowResult group_row(const RowResult& r, const GroupResult& g) {
-  RowResult out = r;
-  out.bytes = g.bytes;
-  out.count = g.count;
-  out.time_us = g.time_us;
-  out.algbw_gbps = g.algbw_gbps;
-  out.busbw_gbps = g.busbw_gbps;
-  out.wrong = g.wrong;
-  out.stats.reset();  // per-iteration figures are the whole job's
-  out.model.reset();
-  return out;
-}
-
 class TableReporter final : public Reporter {
  public:
   explicit TableReporter(bool quiet) : quiet_(quiet) {}

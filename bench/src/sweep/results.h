@@ -78,6 +78,23 @@ struct RowResult {
   std::vector<GroupResult> groups;
 };
 
+// A row as one split group alone would report it (--per-group tables, the
+// metrics' group series): the group's size, time, bandwidth and wrong
+// elements; per-iteration figures and the model's belong to the whole job.
+inline RowResult group_row(const RowResult& r, const GroupResult& g) {
+  RowResult out = r;
+  out.bytes = g.bytes;
+  out.count = g.count;
+  out.time_us = g.time_us;
+  out.algbw_gbps = g.algbw_gbps;
+  out.busbw_gbps = g.busbw_gbps;
+  out.wrong = g.wrong;
+  out.stats.reset();
+  out.model.reset();
+  out.fabric_counters = {};
+  return out;
+}
+
 // The slowest group of a row (the longest time; the lowest colour of a
 // tie), and how much slower than the fastest, in percent; null for fewer
 // than two groups.
