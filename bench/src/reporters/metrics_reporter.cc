@@ -28,6 +28,7 @@ telemetry::BenchRow to_metrics_row(const RowResult& r) {
     m.max_us = r.stats->max_us;
   }
   m.wrong = r.wrong;
+  if (r.bitwise) m.bitwise_differences = r.bitwise->differences();
   m.iterations = r.iterations;
   for (const auto& d : r.fabric_counters.deltas) {
     m.fabric_counters.push_back({d.host, d.counter.key.device, std::to_string(d.counter.key.port),
@@ -57,6 +58,7 @@ class MetricsReporter final : public Reporter {
         gm.algbw_gbps = g.algbw_gbps;
         gm.busbw_gbps = g.busbw_gbps;
         gm.wrong = g.wrong;
+        gm.bitwise_differences.reset();  // counted once, with the aggregate
         gm.min_us = gm.p50_us = gm.p95_us = gm.p99_us = gm.max_us = 0;  // the whole job's statistics
         gm.fabric_counters.clear();
         metrics_->record(gm);
