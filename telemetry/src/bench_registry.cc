@@ -51,6 +51,9 @@ BenchRegistry::BenchRegistry(const RunInfo& run, const std::string& host)
                                       "Mean time of one collective call of the last result for these labels")),
       wrong_(family<prometheus::Counter>(*registry_, "smddp_bench_wrong_values_total",
                                          "Result elements that differed from the reference")),
+      bitwise_(family<prometheus::Counter>(*registry_, "smddp_bench_bitwise_differences_total",
+                                           "Differences smddp-bench -B found bit for bit: elements unlike the "
+                                           "expected value or repeat 1, outputs unlike the other ranks'")),
       iterations_(family<prometheus::Counter>(*registry_, "smddp_bench_iterations_total",
                                               "Timed collective calls")),
       results_(family<prometheus::Counter>(*registry_, "smddp_bench_results_total",
@@ -98,6 +101,7 @@ void BenchRegistry::record(const BenchRow& row) {
                      row.time_us * kSecondsPerUs * static_cast<double>(row.iterations));
   }
   wrong_.Add(labels).Increment(static_cast<double>(row.wrong));
+  if (row.bitwise_differences) bitwise_.Add(labels).Increment(static_cast<double>(*row.bitwise_differences));
   iterations_.Add(labels).Increment(static_cast<double>(row.iterations));
   results_.Add({{"collective", bounded(row.collective)}, {"backend", bounded(row.backend)}}).Increment();
   timeouts_.Add({{"collective", bounded(row.collective)}});  // present at 0 from the first result on

@@ -49,6 +49,9 @@ EmfDocument emf_row_document(const BenchRow& row, const std::string& ns, const s
     doc.add_metric("LatencyMax", "Microseconds", row.max_us);
   }
   doc.add_metric("WrongValues", "Count", static_cast<double>(row.wrong));
+  if (row.bitwise_differences) {
+    doc.add_metric("BitwiseDifferences", "Count", static_cast<double>(*row.bitwise_differences));
+  }
   doc.add_metric("Iterations", "Count", static_cast<double>(row.iterations));
 
   doc.set_property("Bytes", row.bytes);

@@ -20,6 +20,10 @@ class Backend {
   virtual void run(const CollectiveArgs& args) = 0;
   // The algorithm that ran the last call.
   virtual std::string algorithm() const = 0;
+  // The engine's count of calls on its communicator (Communicator::calls():
+  // the "call #N" of its errors and SMDDP_TEST_FLIP's CALL); 0 for backends
+  // that do not run on the engine.
+  virtual uint64_t engine_calls() const { return 0; }
   // Waits until the calls issued so far are complete (device backends).
   virtual void sync() {}
   // A collective-free barrier for lining up ranks between rows.

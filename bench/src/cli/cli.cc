@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/alltoallv_matrix.h"
+#include "sweep/bitwise.h"
 #include "backends/mpi_tuned.h"
 #include "smddp/algorithms.h"
 #include "smddp/common/numbers.h"
@@ -202,6 +203,10 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
                  "Run the sweep this many times, every cycle reported (0: until SIGINT/SIGTERM)")
       ->capture_default_str();
   app.add_option("-c,--check", o.check, "Check results (0: off, N: N checking iterations)")->capture_default_str();
+  app.add_option("-B,--bitwise", parts.bitwise,
+                 "Run each checked row N times on identical inputs and compare the results bit for bit: across "
+                 "repeats, across ranks where they must agree, repeat 1 against the expected value (implies -c)")
+      ->each([&parts](const std::string&) { parts.bitwise_given = true; });
   app.add_option("-G,--cudagraph", o.cuda_graph_launches,
                  "CUDA graph launches of the timed iterations (--mem cuda, --backend nccl); 0: none")
       ->capture_default_str();
@@ -362,6 +367,10 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
   if (o.iters < 1) throw UsageError("-n/--iters must be at least 1");
   if (o.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
   if (o.check < 0) throw UsageError("-c/--check must not be negative");
+  if (parts.bitwise_given) {
+    require_range(parts.bitwise, 1, kMaxBitwiseRepeats, "-B/--bitwise", "repeats of each checked row");
+    o.bitwise = parts.bitwise;
+  }
   if (o.agg_iters < 1) throw UsageError("-m/--agg_iters must be at least 1");
   if (o.run_cycles < 0) throw UsageError("-N/--run_cycles must not be negative (0: until a signal)");
   // -T and --linger: seconds 0..common::kMaxSeconds, checked as they are parsed (seconds_option).

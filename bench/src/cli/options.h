@@ -29,6 +29,9 @@ struct BenchOptions {
   int iters = 20;
   int warmup = 5;
   int check = 1;  // nccl-tests -c: check correctness (iterations of checking)
+  // -B/--bitwise N: each checked row N times on identical inputs, compared bit
+  // for bit (sweep/bitwise.h); replaces -c's checking calls. 0: off.
+  int bitwise = 0;
   int cuda_graph_launches = 0;  // nccl-tests -G: timed iterations as one CUDA graph, launched N times
   std::vector<DataType> dtypes{DataType::Float32};
   std::vector<ReduceOp> ops{ReduceOp::Sum};

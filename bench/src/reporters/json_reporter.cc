@@ -71,6 +71,35 @@ nlohmann::json row_to_json(const RowResult& r) {
     j["straggler"] = {{"rank", r.straggler->rank}, {"host", r.straggler->host},
                       {"slower_pct", r.straggler->slower_pct}};
   }
+  if (r.bitwise) {  // -B (docs/bench.md, "Bitwise repeatability")
+    const RowBitwise& b = *r.bitwise;
+    nlohmann::json shown = nlohmann::json::array();
+    for (const BitDifference& d : b.shown) {
+      nlohmann::json e = {{"rank", d.rank}, {"host", d.host}, {"repeat", d.repeat}, {"against", to_string(d.against)}};
+      if (d.against == BitDifference::Against::Ranks) {
+        e["agreed_rank"] = d.agreed_rank;
+        e["agreed_digest"] = hex_bits(d.expected, 8);
+        e["digest"] = hex_bits(d.received, 8);
+      } else {
+        e["element"] = d.element;
+        e["expected"] = hex_bits(d.expected, d.bytes);
+        e["received"] = hex_bits(d.received, d.bytes);
+        e["bits"] = differing_bits(d.expected, d.received);
+      }
+      e["text"] = format_difference(d, b.repeats);
+      shown.push_back(std::move(e));
+    }
+    j["bitwise"] = {{"repeats", b.repeats},
+                    {"ranks_compared", to_string(b.ranks)},
+                    {"differences", b.differences()},
+                    {"against_expected", b.against_expected},
+                    {"against_repeat_1", b.against_first_repeat},
+                    {"against_ranks", b.against_ranks},
+                    {"shown", shown},
+                    {"engine_calls", b.engine_calls.empty() || b.engine_calls.front() == 0
+                                         ? nlohmann::json(nullptr)
+                                         : nlohmann::json(b.engine_calls)}};
+  }
   if (!r.groups.empty()) {  // split groups: each group's own figures, by its colour
     nlohmann::json groups = nlohmann::json::array();
     for (const GroupResult& g : r.groups) {
@@ -380,6 +409,8 @@ class Document {
       tail["totals"] = {{"rows", rows_count_}, {"wrong", s->wrong},
                         {"avg_busbw_gbps", s->avg_busbw_gbps}, {"below_threshold", s->below_threshold},
                         {"exit_code", s->exit_code}};
+      // -B only: the torch bench's documents (and older readers) keep their keys.
+      if (ctx_->options->bitwise > 0) tail["totals"]["bitwise_differences"] = s->bitwise_differences;
       if (!s->error.empty()) tail["error"] = s->error;
       if (const auto& m = ctx_->options->model) {
         tail["model"] = {{"file", m->origin}, {"tolerance_pct", m->tolerance * 100},

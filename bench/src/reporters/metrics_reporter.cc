@@ -28,6 +28,7 @@ telemetry::BenchRow to_metrics_row(const RowResult& r) {
     m.max_us = r.stats->max_us;
   }
   m.wrong = r.wrong;
+  if (r.bitwise) m.bitwise_differences = r.bitwise->differences();
   m.iterations = r.iterations;
   for (const auto& d : r.fabric_counters.deltas) {
     m.fabric_counters.push_back({d.host, d.counter.key.device, std::to_string(d.counter.key.port),

@@ -67,6 +67,7 @@ class TableReporter final : public Reporter {
       for (; j < results.size() && results[j].backend == first.backend; ++j) {
         (results[j].in_place ? ip : oop) = &results[j];
         wrong_ += results[j].wrong;
+        if (results[j].bitwise) bitwise_ += results[j].bitwise->differences();
         averages_.add(results[j]);
       }
       std::fputs(format_line(first, oop, ip).c_str(), stdout);
@@ -90,6 +91,7 @@ class TableReporter final : public Reporter {
           ++judged_;
         }
       }
+      for (size_t k = i; k < j; ++k) print_bitwise(results[k]);
       if (ctx_->options->per_group) add_group_lines(results, first, oop, ip);
       i = j;
     }
@@ -116,6 +118,7 @@ class TableReporter final : public Reporter {
   void open_section(Collective c) {
     section_ = c;
     wrong_ = 0;
+    bitwise_ = 0;
     averages_ = BusbwAverages{};
     group_lines_.clear();
     slowest_.clear();
@@ -237,6 +240,10 @@ class TableReporter final : public Reporter {
     }
     std::printf("# %-20s : %llu %s\n", "Out of bounds values", static_cast<unsigned long long>(wrong_),
                 wrong_ ? "FAILED" : "OK");
+    if (o.bitwise > 0 && section_ != Collective::Barrier) {  // a barrier has no data to compare
+      std::printf("# %-20s : %llu %s\n", "Bitwise differences", static_cast<unsigned long long>(bitwise_),
+                  bitwise_ ? "FAILED" : "OK");
+    }
     const auto first = averages_.average(o.backends.front(), section_);
     // A barrier moves no bytes: no bandwidth to average (docs/bench.md).
     std::printf("# %-20s : %s %s\n", "Avg bus bandwidth", first ? fit_g(*first).c_str() : "N/A",
@@ -344,6 +351,25 @@ class TableReporter final : public Reporter {
     }
   }
 
+  // -B: one line per difference shown, then how many more, each naming its
+  // row so that a line read alone (grep) says where it comes from.
+  static void print_bitwise(const RowResult& r) {
+    if (!r.bitwise || r.bitwise->differences() == 0) return;
+    const RowBitwise& b = *r.bitwise;
+    char label[160];
+    const std::string op = collective_reduces(r.collective) ? " " + std::string(to_string(r.op)) : "";
+    std::snprintf(label, sizeof label, "# bitwise (%s %zu B %s%s, %s, %s):",
+                  std::string(to_string(r.collective)).c_str(), r.bytes, std::string(to_string(r.dtype)).c_str(),
+                  op.c_str(), r.backend.c_str(), r.in_place ? "in-place" : "out-of-place");
+    for (const BitDifference& d : b.shown) std::printf("%s %s\n", label, format_difference(d, b.repeats).c_str());
+    std::printf("%s %llu differences (%llu against the expected value, %llu against repeat 1, %llu across ranks)%s\n",
+                label, static_cast<unsigned long long>(b.differences()),
+                static_cast<unsigned long long>(b.against_expected),
+                static_cast<unsigned long long>(b.against_first_repeat),
+                static_cast<unsigned long long>(b.against_ranks),
+                b.differences() > b.shown.size() ? ", the first shown above" : "");
+  }
+
   // model(us) of the out-of-place row (else in-place), each placement's
   // deviation, "!" when either is flagged; N/A without a prediction.
   static void format_model(std::string& line, const RowResult* oop, const RowResult* ip) {
@@ -373,6 +399,7 @@ class TableReporter final : public Reporter {
   const RunContext* ctx_ = nullptr;
   Collective section_ = Collective::AllReduce;
   uint64_t wrong_ = 0;
+  uint64_t bitwise_ = 0;  // -B: the section's differences
   BusbwAverages averages_;
   std::map<int, std::string> group_lines_;  // --per-group: the section's lines, by colour
   std::map<int, int> slowest_;              // by colour: results where the group was the slowest

@@ -25,7 +25,9 @@ double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks) {
       recv = std::max(recv, rc.recv * dtype_size(t));
     }
   }
-  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2;
+  // -B keeps repeat 1's output to compare the others with.
+  const size_t bitwise = o.bitwise > 0 ? recv : 0;
+  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2 + static_cast<double>(bitwise);
 }
 
 // Host memory one rank keeps for a row's timings: -n samples, and with

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/bitwise.h"
 #include "sweep/fabric_deltas.h"
 #include "supervision/hang_report.h"
 #include "cli/options.h"
@@ -48,6 +49,21 @@ struct GroupResult {
   uint64_t wrong = 0;
 };
 
+// -B/--bitwise: a row's comparisons (sweep/bitwise.h), on rank 0.
+struct RowBitwise {
+  int repeats = 0;
+  RankAgreement ranks = RankAgreement::None;  // which outputs must agree across ranks
+  // Differing elements of repeat 1 against the expected value (also #wrong)
+  // and of repeats 2..N against repeat 1 on the same rank, every rank; and
+  // the (rank, repeat) outputs unlike the one the rank's group agrees on.
+  uint64_t against_expected = 0, against_first_repeat = 0, against_ranks = 0;
+  uint64_t differences() const { return against_expected + against_first_repeat + against_ranks; }
+  std::vector<BitDifference> shown;  // the first kBitwiseShown, by rank, repeat, element
+  // The engine's call number of each repeat on rank 0 (SMDDP_TEST_FLIP's
+  // CALL); empty for backends not on the engine.
+  std::vector<uint64_t> engine_calls;
+};
+
 struct RowResult {
   size_t row = 0;  // index of the (size, dtype, op, collective) row, shared by backends
   Collective collective{};
@@ -76,11 +92,13 @@ struct RowResult {
   // figures aggregate them as nccl-tests does: time by -a over every rank
   // of every group, bandwidth over the size of rank 0's group, #wrong summed.
   std::vector<GroupResult> groups;
+  std::optional<RowBitwise> bitwise;  // -B, rows with data
 };
 
 // A row as one split group alone would report it (--per-group tables, the
 // metrics' group series): the group's size, time, bandwidth and wrong
-// elements; per-iteration figures and the model's belong to the whole job.
+// elements; per-iteration figures, the model's, the fabric counters and -B's
+// differences belong to the whole job.
 inline RowResult group_row(const RowResult& r, const GroupResult& g) {
   RowResult out = r;
   out.bytes = g.bytes;
@@ -92,6 +110,7 @@ inline RowResult group_row(const RowResult& r, const GroupResult& g) {
   out.stats.reset();
   out.model.reset();
   out.fabric_counters = {};
+  out.bitwise.reset();  // -B's differences are counted once, with the whole row
   return out;
 }
 
@@ -127,6 +146,7 @@ struct RunContext {
 
 struct Summary {
   uint64_t wrong = 0;
+  uint64_t bitwise_differences = 0;  // -B: RowBitwise::differences() summed
   std::map<std::string, double> avg_busbw_gbps;  // by backend
   double threshold_gbps = 0;
   bool below_threshold = false;

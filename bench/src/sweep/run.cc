@@ -217,7 +217,7 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 void request_stop(int sig) { g_stop_signal = sig; }
 
 int finish_exit_code(const Summary& s) {
-  if (s.wrong) return kExitWrong;
+  if (s.wrong || s.bitwise_differences) return kExitWrong;  // -B's differences fail as wrong values do
   if (s.below_threshold || !s.below_baseline.empty() || s.baseline_judged_nothing) return kExitBelowThreshold;
   return kExitOk;
 }
@@ -507,6 +507,7 @@ int run_benchmark(const BenchOptions& options) {
         for (auto& r : with_model) attach_model(r, *o.model, ctx, o.mem, summary);
         for (const auto& r : results) {
           summary.wrong += r.wrong;
+          if (r.bitwise) summary.bitwise_differences += r.bitwise->differences();
           baseline_rows.push_back(result_row(r, ctx, o.mem));
           busbw.add(r);
         }

@@ -8,12 +8,16 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "cli/alltoallv_matrix.h"
 #include "backends/backend.h"
 #include "backends/device_memory.h"
 #include "reporters/reporter.h"
+#include "sweep/bitwise.h"
+#include "sweep/data.h"
 #include "sweep/results.h"
 
 namespace smddp::bench {
@@ -59,8 +63,22 @@ class Sweep {
     // alltoallv: the row's counts; args points into the vectors (kept by moves).
     std::shared_ptr<const CountMatrix> counts;
     std::vector<size_t> send_counts, recv_counts;
+    // -B: this rank's comparisons, gathered by finish().
+    struct Bitwise {
+      uint64_t against_expected = 0, against_first_repeat = 0;
+      std::vector<uint64_t> digests, differing;  // per repeat: output digest, differing elements
+      std::vector<std::pair<int, ElementMismatch>> shown;  // (repeat, element), the first kBitwiseShown
+      std::vector<uint64_t> calls;                         // the engine's call number of each repeat
+      size_t element_bytes = 0;
+    };
+    std::optional<Bitwise> bitwise;
   };
   Measurement start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row, bool in_place);
+  // -B: the row's repeats on identical inputs, each output compared on this rank.
+  void repeat_row(Measurement& m, const DataSpec& spec, void* sendp, void* recvp, size_t send_elements,
+                  size_t output_elements, size_t count);
+  // -B: every rank's comparisons gathered (over the whole job), those across ranks made.
+  RowBitwise gather_bitwise(const Measurement& m);
   void time_slice(Measurement& m, int warmup, int iters);
   RowResult finish(Measurement& m);
   void add_groups(RowResult& r, const std::vector<double>& times, uint64_t wrong);

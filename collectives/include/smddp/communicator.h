@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,6 +143,9 @@ class Communicator {
 
   // The algorithm that ran the last call.
   virtual const std::string& last_algorithm() const = 0;
+  // Calls run so far on this communicator: the number of the last one, as
+  // its error messages ("call #N") and SMDDP_TEST_FLIP count them (from 1).
+  virtual uint64_t calls() const { return 0; }
   // The placement verdict selection and waiting use.
   virtual PlacementInfo placement() const = 0;
   // The transport between nodes that opened: "mpi", "fabric" or "socket";

@@ -126,6 +126,16 @@ BAD = [
     ([], {"SMDDP_TIMEOUT": "0x10"}, "SMDDP_TIMEOUT='0x10': hexadecimal"),
     ([], {"SMDDP_FABRIC_NAP_US": "0x10"}, "hexadecimal"),
     ([], {"NCCL_TESTS_MIN_BW": "inf"}, "NCCL_TESTS_MIN_BW"),
+    # -B/--bitwise: 1..1000 repeats, decimal (docs/bench.md, "Bitwise repeatability").
+    (["-B", "0"], {}, "-B/--bitwise 0: expected 1..1000"),
+    (["-B", "-1"], {}, "-B/--bitwise -1"),
+    (["-B", "0x3"], {}, "-B/--bitwise '0x3': hexadecimal"),
+    (["-B", "1.5"], {}, "not a whole number"),
+    (["-B", "1001"], {}, "-B/--bitwise 1001"),
+    (["-B", "99999999999"], {}, "bitwise"),
+    (["-B", "99999999999999999999"], {}, "bitwise"),
+    ([], {"SMDDP_TEST_FLIP": "1:0:3:4"}, "SMDDP_TEST_FLIP='1:0:3:4': CALL 0"),
+    ([], {"SMDDP_TEST_FLIP": "1:2:3:64"}, "BIT 64"),
     # Timings that cannot fit the host's memory budget: -e could be lowered, -n cannot.
     (["-n", "2000000000"], {"SMDDP_BENCH_MEMORY": "1M"}, "-n/--iters 2000000000"),
 ]
@@ -168,6 +178,8 @@ def test_refusals_mpi():
              # After the ranks connect, the same on every rank: rank 0 says it.
              (["-I", "1", "-n", "100000000"], {"SMDDP_BENCH_MEMORY": "1M"}, "-n/--iters 100000000"),
              ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
+             (["-B", "0"], {}, "-B/--bitwise 0"),
+             ([], {"SMDDP_TEST_FLIP": "0:1:2"}, "SMDDP_TEST_FLIP"),
              ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
              ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
              ([], {"SMDDP_MODEL_FILE": "/etc/hostname"}, "SMDDP_MODEL_FILE"),

@@ -190,6 +190,7 @@ def invalid_values(tmp):
         "SMDDP_STORE_SECRET_FILE": [open_secret, os.path.join(tmp, "absent"), tmp],
         "SMDDP_STORE_BIND_ADDR": ["not an address"],
         "SMDDP_STORE_HANDSHAKE_TIMEOUT": ["soon", "0"],
+        "SMDDP_TEST_FLIP": ["1:2:3", "1:0:3:4", "-1:2:3:4", "1:2:3:64", "0x1:2:3:4", "1: 2:3:4", "1:2:3:4:5"],
         "SMDDP_SUPERVISE": ["nope"],
         "SMDDP_TEST_STALL_AT": ["150", "1:0", "-1:5", "a:b", "1:5x"],
         "SMDDP_BENCH_MEMORY": ["0", "lots", "-1G"],

@@ -153,6 +153,26 @@ TEST(BenchRegistry, RecordsEveryFamilyWithItsLabelsAndBaseUnits) {
   for (const auto& f : families) EXPECT_NE(f.name, "smddp_bench_exit_code") << "only after the sweep";
 }
 
+// smddp-bench -B's differences: a counter per row key, absent without -B.
+TEST(BenchRegistry, BitwiseDifferencesOnlyWithBitwise) {
+  Seeded r;
+  SCOPED_TRACE("seed " + std::to_string(r.seed));
+  BenchRegistry registry(run_info(), "node-a");
+  BenchRow row = random_row(r, "smddp");
+  registry.record(row);
+  for (const auto& f : registry.Collect()) EXPECT_NE(f.name, "smddp_bench_bitwise_differences_total") << "no -B";
+  row.bitwise_differences = 0;
+  registry.record(row);
+  row.bitwise_differences = 3;
+  registry.record(row);
+  const auto families = registry.Collect();
+  const auto& bitwise = find_family(families, "smddp_bench_bitwise_differences_total");
+  EXPECT_EQ(bitwise.type, MetricType::Counter);
+  const auto* sample = find_sample(bitwise, key_of(row));
+  ASSERT_NE(sample, nullptr);
+  EXPECT_DOUBLE_EQ(sample->counter.value, 3);
+}
+
 TEST(BenchRegistry, TimeoutsExitCodeAndMissingStatistics) {
   BenchRegistry registry(run_info(), "node-a");
   Seeded r;
