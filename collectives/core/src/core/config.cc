@@ -124,7 +124,7 @@ constexpr Setting kTable[] = {
     {"SMDDP_PROFILE_DIR", Type::Directory, "", 0, 0, 1, {}, kDiag,
      "Directory searched first for preflight profiles"},
     {"SMDDP_DIAG_FAULT", Type::Text, "", 0, 0, 1, {}, kDiag,
-     "Faults to inject, for tests: a comma list of unreachable, clock_offset_ms=N"},
+     "Faults to inject, for tests: a comma list of unreachable, clock_offset_ms=N, nccl_version=V[@HOST]"},
 };
 
 bool is_pattern(const Setting& s) { return s.name.ends_with(kPattern); }
