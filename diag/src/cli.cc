@@ -32,8 +32,7 @@ int usage_error(const std::string& what) {
 }
 
 CommandLine::CommandLine()
-    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines, NCCL RAS queries and a node exporter",
-    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines, golden files and a node exporter",
+    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines, golden files, NCCL RAS queries and a node exporter",
                                       "smddp-diag")) {
   CLI::App& app = *app_;
   app.require_subcommand(1);
