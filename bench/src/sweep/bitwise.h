@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "smddp/types.h"
@@ -37,6 +38,18 @@ const char* to_string(RankAgreement a);
 struct ElementMismatch {
   uint64_t element = 0;  // index into the rank's receive buffer
   uint64_t expected = 0, received = 0;
+};
+
+// -B: one rank's record of a row's repeats, gathered across the job at the
+// row's end. (At namespace scope: clang cannot default-construct a nested
+// struct with member initializers inside std::optional before its enclosing
+// class is complete.)
+struct RepeatRecord {
+  uint64_t against_expected = 0, against_first_repeat = 0;
+  std::vector<uint64_t> digests, differing;  // per repeat: output digest, differing elements
+  std::vector<std::pair<int, ElementMismatch>> shown;  // (repeat, element), the first kBitwiseShown
+  std::vector<uint64_t> calls;                         // the engine's call number of each repeat
+  size_t element_bytes = 0;
 };
 
 // The bytes of element `index` of size `bytes` at `p`, as a little-endian integer.

@@ -64,14 +64,7 @@ class Sweep {
     std::shared_ptr<const CountMatrix> counts;
     std::vector<size_t> send_counts, recv_counts;
     // -B: this rank's comparisons, gathered by finish().
-    struct Bitwise {
-      uint64_t against_expected = 0, against_first_repeat = 0;
-      std::vector<uint64_t> digests, differing;  // per repeat: output digest, differing elements
-      std::vector<std::pair<int, ElementMismatch>> shown;  // (repeat, element), the first kBitwiseShown
-      std::vector<uint64_t> calls;                         // the engine's call number of each repeat
-      size_t element_bytes = 0;
-    };
-    std::optional<Bitwise> bitwise;
+    std::optional<RepeatRecord> bitwise;
   };
   Measurement start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row, bool in_place);
   // -B: the row's repeats on identical inputs, each output compared on this rank.
