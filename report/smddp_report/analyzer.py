@@ -88,19 +88,24 @@ def stats_view(doc, key, sizes=None):
     return out
 
 
-def straggler_view(doc, key, sizes=None):
+def _process_rows(doc, key, sizes):
+    """(result, per-process times, per-process (mean, cv%)) of each result in
+    focus (`sizes`, else the analyzer's default sizes) that has process times:
+    what the straggler and node views read."""
     focus = sizes or set(default_sizes(doc))
-    out = []
     for r in doc["results"]:
         if focus and r["size"] not in focus:
             continue
         pt = _process_times(_per_iter(r, key))
-        if not pt:
-            continue
-        procs = []
-        for p, times in enumerate(pt):
-            avg, cv = _cv(times)
-            procs.append({"process": p, "avg_us": avg, "min_us": min(times), "max_us": max(times), "cv_pct": cv})
+        if pt:
+            yield r, pt, [_cv(times) for times in pt]
+
+
+def straggler_view(doc, key, sizes=None):
+    out = []
+    for r, pt, stats in _process_rows(doc, key, sizes):
+        procs = [{"process": p, "avg_us": avg, "min_us": min(times), "max_us": max(times), "cv_pct": cv}
+                 for p, (times, (avg, cv)) in enumerate(zip(pt, stats))]
         ordered = sorted(procs, key=lambda x: x["avg_us"])  # stable: ties keep process order
         fastest, slowest = ordered[0], ordered[-1]
         noisiest = max(ordered, key=lambda x: x["cv_pct"])
@@ -184,20 +189,13 @@ def nodes_view(doc, key, procs_per_node=4, sizes=None):
     if not nprocs:
         return None, []
     groups = node_groups(doc, nprocs, procs_per_node)
-    focus = sizes or set(default_sizes(doc))
     out = []
-    for r in doc["results"]:
-        if focus and r["size"] not in focus:
-            continue
-        pt = _process_times(_per_iter(r, key))
-        if not pt:
-            continue
+    for r, pt, stats in _process_rows(doc, key, sizes):
         nodes = []
         for k, (label, procs) in enumerate(groups):
             procs = [p for p in procs if p < len(pt)]
             if not procs:
                 continue
-            stats = {p: _cv(pt[p]) for p in procs}
             avgs = [stats[p][0] for p in procs]
             noisiest = max(procs, key=lambda p: stats[p][1])
             nodes.append({"node": k, "host": label, "processes": procs, "avg_us": sum(avgs) / len(avgs),
