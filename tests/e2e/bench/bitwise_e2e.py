@@ -18,7 +18,6 @@ Usage: bitwise_e2e.py --bench PATH --mpirun PATH TEST
             no engine call numbers
 Sizes are small and -n 1 -w 0: each sweep takes a few seconds.
 """
-import argparse
 import json
 import os
 import re
@@ -26,8 +25,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/harness.py)
+
 ARGS = None
-SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 # Every collective that reduces or copies (barrier has no data).
 COLLECTIVES = ["allreduce", "reducescatter", "reduce", "broadcast", "allgather", "alltoall", "gather", "scatter",
                "sendrecv", "alltoallv"]
@@ -36,9 +37,6 @@ AGREE = {"allreduce", "allgather", "broadcast"}
 REPEATS = 3
 
 
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
 
 
 def run(cmd, env=None, timeout=180):
@@ -197,13 +195,9 @@ def test_backends():
 
 def main():
     global ARGS
-    print(f"seed {SEED} (SMDDP_TEST_SEED={SEED} replays it)")
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--bench", required=True)
-    parser.add_argument("--mpirun", required=True)
-    parser.add_argument("test")
-    ARGS = parser.parse_args()
-    globals()["test_" + ARGS.test]()
+    tests = Tests({name[len("test_"):]: fn for name, fn in globals().items() if name.startswith("test_")})
+    ARGS, fn = parse_and_pick(tests, {"--bench": True, "--mpirun": True}, seed=True)
+    fn()
     print("PASS", ARGS.test)
 
 

@@ -14,15 +14,15 @@ repo, extracted into a temporary folder; it is never part of this repository)
 and always against the numbers it printed for the fixture, recorded below.
 Every subprocess has a time limit (a hang guard, not an assertion).
 """
-import argparse
 import json
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import Tests, check, fail, parse_and_pick, run  # noqa: E402  (tests/e2e/harness.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "fixtures")
@@ -40,36 +40,16 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--enable-logging=stderr", "--v=0"]
 ARGS = None
-TESTS = {}
+TESTS = Tests()
+test = TESTS  # the decorator
 
 
-def test(fn):
-    TESTS[fn.__name__] = fn
-    return fn
 
 
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
 
 
-def check(cond, what, detail=""):
-    if not cond:
-        fail(f"{what}\n{detail}" if detail else what)
-    print("ok:", what)
 
 
-def run(cmd, timeout=120, env=None):
-    full_env = dict(os.environ, **(env or {}))
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                         env=full_env, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        fail(f"timed out after {timeout} s (hang guard): {' '.join(cmd)}")
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def report(*args, expect=0):
@@ -605,15 +585,10 @@ def nccl_formats_bad_input(tmp):
 
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--report", required=True)
-    p.add_argument("--bench")
-    p.add_argument("--mpirun")
-    p.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
-    p.add_argument("test", choices=sorted(TESTS))
-    ARGS = p.parse_args()
+    ARGS, fn = parse_and_pick(TESTS, {"--report": True, "--bench": False, "--mpirun": False,
+                                      "--chromium": shutil.which("chromium") or "/usr/bin/chromium"})
     with tempfile.TemporaryDirectory(prefix="smddp-nccl-formats-") as tmp:
-        TESTS[ARGS.test](tmp)
+        fn(tmp)
     print("PASS")
 
 
