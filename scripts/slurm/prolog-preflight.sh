@@ -105,8 +105,10 @@ fi
 # smddp-diag wrote the reason: whole items within Slurm's limit, shell-safe.
 reason=$(printf '%s\n' "$output" | sed -n 's/^scontrol update nodename=.* state=drain reason="\(.*\)"$/\1/p' | head -n 1)
 if [ -z "$reason" ]; then
-  # No drain line (an older smddp-diag): the summary, cut at a word within 255 bytes.
-  reason="smddp preflight: ${summary:-unhealthy}"
+  # No drain line (an older smddp-diag): the summary, cut at a word within 255
+  # bytes, after the code of a failure without one of its own (docs/diag.md,
+  # "Failure codes": every reason starts smddp:CODE).
+  reason="smddp:SMDDP-UNCLASSIFIED ${summary:-unhealthy}"
   if [ "${#reason}" -gt 255 ]; then
     reason=${reason:0:252}
     reason="${reason% *}..."

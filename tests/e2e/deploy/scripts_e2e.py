@@ -350,7 +350,7 @@ def test_slurm_prolog():
             r = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=60)
             got = calls(d)
             drains = [c for c in got if c.startswith("scontrol")]
-            want_drain = ['scontrol update nodename=node7 state=drain reason=smddp preflight: node7: UNHEALTHY (efa_devices: 0 of 4)']
+            want_drain = ['scontrol update nodename=node7 state=drain reason=smddp:SMDDP-UNCLASSIFIED node7: UNHEALTHY (efa_devices: 0 of 4)']
             if r.returncode != want_rc or (drains != want_drain if drained else drains):
                 fail(f"diag {diag_rc} DRAIN={drain}: exit {r.returncode} (want {want_rc}), calls {got}\n{r.stderr}")
             if not got or not got[0].startswith("smddp-diag preflight -p local --json"):
