@@ -123,13 +123,28 @@ std::vector<DrainCommand> drain_commands(const PreflightReport& report) {
   for (const auto& n : report.nodes) {
     std::vector<std::string> items;
     const CheckResult* primary = n.primary_failure();
-    if (!primary) continue;
+    // An action that drains nothing (none) leaves the node in service: undrained_notes names it.
+    if (!primary || !results::traits(primary->failure_code()->action).drain) continue;
     // The primary failure first: a reason cut short keeps the one its code names.
     items.push_back(primary->check + ": " + primary->reason);
     for (const CheckResult* f : n.failures()) {
       if (f != primary) items.push_back(f->check + ": " + f->reason);
     }
     out.push_back(DrainCommand{n.slurm_node.empty() ? n.host : n.slurm_node, drain_reason(primary->failure_code()->code, items)});
+  }
+  return out;
+}
+
+std::vector<std::string> undrained_notes(const PreflightReport& report) {
+  std::vector<std::string> out;
+  for (const auto& n : report.nodes) {
+    const CheckResult* primary = n.primary_failure();
+    if (!primary || results::traits(primary->failure_code()->action).drain) continue;
+    const auto* c = primary->failure_code();
+    // A comment and shell-safe: --print-drain's output still runs as a script.
+    out.push_back(drain_safe(fmt::format("# smddp:{} {}: not drained (action {}): {}: {}", c->code,
+                                         n.slurm_node.empty() ? n.host : n.slurm_node, results::to_string(c->action),
+                                         primary->check, primary->reason)));
   }
   return out;
 }

@@ -24,8 +24,14 @@ struct DrainCommand {
   std::vector<std::string> argv() const;  // scontrol update nodename=H state=drain reason=...
   std::string shell() const;              // the same, quoted for a shell
 };
-// One drain per unhealthy node, named by its Slurm node name.
+// One drain per unhealthy node whose primary failure's action drains
+// (failure_codes.h: every action but none), named by its Slurm node name.
 std::vector<DrainCommand> drain_commands(const PreflightReport& report);
+// The unhealthy nodes drain_commands leaves out, one line each:
+// "# smddp:CODE NODE: not drained (action none): <check>: <reason>" (a
+// shell comment: --print-drain's output still runs as a script; the Slurm
+// prolog reads it to leave the node in service).
+std::vector<std::string> undrained_notes(const PreflightReport& report);
 
 // slurmdbd keeps a node's reason in a 255-byte column (tinytext): longer
 // reasons are cut there. Ours stay within it.

@@ -31,9 +31,20 @@ TEST(FailureCodes, EachCodeReachesTheDrainReasonTheMetricAndTheJson) {
     node.checks.push_back(CheckResult::pass("memlock", "ok"));
     node.checks.push_back(CheckResult::fail("gpu_ecc", "GPU 0 has 3 uncorrectable ECC errors", {}, c.code));
     report.nodes.push_back(node);
+    // Slurm: every action but none drains, with the code first; none is a note.
     const auto drains = drain_commands(report);
-    ASSERT_EQ(drains.size(), 1u) << code;
-    EXPECT_EQ(drains[0].reason, "smddp:" + code + " gpu_ecc: GPU 0 has 3 uncorrectable ECC errors");
+    const auto notes = undrained_notes(report);
+    if (results::traits(c.action).drain) {
+      ASSERT_EQ(drains.size(), 1u) << code;
+      EXPECT_EQ(drains[0].reason, "smddp:" + code + " gpu_ecc: GPU 0 has 3 uncorrectable ECC errors");
+      EXPECT_TRUE(notes.empty()) << code;
+    } else {
+      EXPECT_EQ(action, "none");
+      EXPECT_TRUE(drains.empty()) << code;
+      ASSERT_EQ(notes.size(), 1u) << code;
+      EXPECT_EQ(notes[0], "# smddp:" + code + " node-1: not drained (action none): gpu_ecc: GPU 0 has 3 uncorrectable ECC errors");
+    }
+    EXPECT_EQ(results::traits(c.action).drain, c.action != results::Action::None) << code;
     const std::string prom = preflight_textfile(node, 0);
     EXPECT_NE(prom.find("smddp_preflight_check_healthy{action=\"" + action + "\",check=\"gpu_ecc\",code=\"" + code + "\"} 0"),
               std::string::npos) << prom;
