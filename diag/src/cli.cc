@@ -52,6 +52,7 @@ CommandLine::CommandLine()
   commands_.push_back(make_baseline_command(app, global_));
   commands_.push_back(make_ras_command(app, global_));
   commands_.push_back(make_golden_command(app, global_));
+  commands_.push_back(make_codes_command(app, global_));
   // Last: every numeric option of every subcommand, decimal only ("--timeout 0x10" is refused, not read as 16).
   tools::decimal_numbers_only(app);
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.

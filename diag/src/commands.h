@@ -34,5 +34,6 @@ std::unique_ptr<Command> make_isolate_command(CLI::App& parent, const GlobalOpti
 std::unique_ptr<Command> make_baseline_command(CLI::App& parent, const GlobalOptions& global);
 std::unique_ptr<Command> make_ras_command(CLI::App& parent, const GlobalOptions& global);
 std::unique_ptr<Command> make_golden_command(CLI::App& parent, const GlobalOptions& global);
+std::unique_ptr<Command> make_codes_command(CLI::App& parent, const GlobalOptions& global);
 
 }  // namespace smddp::diag

@@ -210,7 +210,7 @@ class Targets:
     def node_health(self, name, data, corpus):
         path = self._file("report-" + name, data)
         for code in (0, 1, 3):
-            result, labels, reason = self.health.outcome(code, path)
+            result, labels, reason, _ = self.health.outcome(code, path)
             for value in list(labels.values()) + [reason]:
                 if value is not None and not isinstance(value, str):
                     raise Finding(f"a label or reason that is not text: {value!r:.100}")

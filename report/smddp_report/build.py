@@ -234,6 +234,30 @@ def _bench_group(page, group, items, many_runs):
                      note=f"{len(rows)} rows with a rank more than 10% slower than the median rank")
 
 
+def _coded(obj):
+    """'CODE (action)' of a failure that names its code (docs/diag.md,
+    "Failure codes"), else ''."""
+    code, action = obj.get("code"), obj.get("action")
+    if not isinstance(code, str) or not code:
+        return ""
+    return f"{code} ({action})" if isinstance(action, str) and action else code
+
+
+def _bench_verdicts(page, bench_docs):
+    """smddp-bench's failures (totals.verdicts): code, action class and evidence."""
+    rows = [[d.label, v["code"], v.get("action"), v.get("text", "")] for d in bench_docs
+            for v in ((d.data.get("totals") or {}).get("verdicts") or [])]
+    if not rows:
+        return
+    page.heading("smddp-bench: failures")
+    counts = {}
+    for r in rows:
+        key = f"{r[1]} ({r[2]})" if r[2] else r[1]
+        counts[key] = counts.get(key, 0) + 1
+    page.html("<p>" + escape(", ".join(f"{k} x{n}" if n > 1 else k for k, n in counts.items())) + "</p>")
+    page.html(table(["input", "code", "action", "evidence"], rows, "failures with their codes and actions"))
+
+
 def _runs_table(docs):
     rows = []
     for d in docs:
@@ -372,13 +396,16 @@ STATUS_COLOURS = {"pass": "#7fc97f", "fail": "#e34a33", "skip": "#d9d9d9"}
 
 
 def _node_verdict(node):
+    """The node's verdict; a failed node leads with its primary failure's code
+    and action, and each failed check names its own."""
+    lead = _coded(node)
     if isinstance(node.get("verdict"), str):
-        return node["verdict"]
+        return f"{lead}: {node['verdict']}" if lead else node["verdict"]
     if node.get("healthy"):
         return "Healthy"
-    failed = [f"{c.get('name')}: {c.get('reason', '')}" for c in node.get("checks", [])
-              if isinstance(c, dict) and c.get("status") == "fail"]
-    return "ERROR: " + "; ".join(failed) if failed else "ERROR"
+    failed = [f"{c.get('name')}: " + (f"{_coded(c)}: " if _coded(c) else "") + str(c.get("reason", ""))
+              for c in node.get("checks", []) or [] if isinstance(c, dict) and c.get("status") == "fail"]
+    return "ERROR" + (f" {lead}" if lead else "") + (": " + "; ".join(failed) if failed else "")
 
 
 def _verdicts(page, doc):
@@ -406,14 +433,17 @@ def _verdicts(page, doc):
                 row.append(None)
                 continue
             st = c.get("status", "pass" if c.get("healthy", True) else "fail")
-            row.append((STATUS_COLOURS.get(st, "#ffffff"), st, f"{name}: {st}: {c.get('reason', '')}"))
+            coded = f"{_coded(c)}: " if st == "fail" and _coded(c) else ""
+            row.append((STATUS_COLOURS.get(st, "#ffffff"), st, f"{name}: {st}: {coded}{c.get('reason', '')}"))
             count += 1
         cells.append(row)
     picture = svg.heatmap(f"{tool}: checks per node" + (f", profile {x['profile']}" if x.get("profile") else ""),
                           "check", "node", ["verdict"] + checks, labels, cells,
                           "green pass, red fail, grey skipped (skips never make a node unhealthy)")
-    rows = [[n.get("host"), n.get("label"), " ".join(map(str, n.get("ranks", []))), _node_verdict(n)] for n in nodes]
-    page.heatmap(picture, count, table(["host", "label", "ranks", "verdict"], rows, "verdicts behind the plot"),
+    rows = [[n.get("host"), n.get("label"), " ".join(map(str, n.get("ranks", []))), n.get("code"), n.get("action"),
+             _node_verdict(n)] for n in nodes]
+    page.heatmap(picture, count, table(["host", "label", "ranks", "code", "action", "verdict"], rows,
+                                       "verdicts behind the plot"),
                  note=f"{sum(1 for n in nodes if n.get('healthy') is True)} of {len(nodes)} nodes healthy")
 
 
@@ -433,6 +463,7 @@ def build(docs, chartjs_path, title):
     page = Page()
     bench = [d for d in docs if d.kind == "bench"]
     page.html(_runs_table(docs))
+    _bench_verdicts(page, bench)
     many = len(bench) > 1
     for group, items in _groups(bench).items():
         _bench_group(page, group, items, many)

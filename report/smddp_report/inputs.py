@@ -40,6 +40,7 @@ BENCH = Obj({
     "rows": List(BENCH_ROW), "tool?": Str(), "nranks?": Int(1, MAX_RANKS), "nnodes?": Int(1, MAX_RANKS),
     "devices?": Opt(Obj({})), "argv?": List(Anything()), "ranks?": List(Obj({"rank?": Int(0, MAX_RANKS), "host?": Str()})),
     "options?": Obj({"backends?": List(Anything())}), "host_memory_bandwidth_gbps?": Opt(Num(0)),
+    "totals?": Opt(Obj({"verdicts?": List(Obj({"code": Str(64), "action?": Opt(Str(64)), "text?": Str()}))})),
 })
 MODEL = Obj({
     "rows": List(Obj({"collective": Str(64), "bytes": BYTES, "predicted_us": Num(), "measured_us?": Opt(Num()),
@@ -47,9 +48,12 @@ MODEL = Obj({
                       "dtype?": Str(64), "op?": Str(64), "placement?": Str(64)})),
     "argv?": List(Anything()),
 })
-CHECK = Obj({"name": Str(), "status?": Str(64), "reason?": Anything()})
+# A failure's code and action class (docs/diag.md, "Failure codes").
+CODED = {"code?": Opt(Str(64)), "action?": Opt(Str(64))}
+CHECK = Obj({"name": Str(), "status?": Str(64), "reason?": Anything(), **CODED})
 VERDICTS = Obj({
-    "nodes": List(Obj({"host?": Str(), "label?": Str(), "checks?": Opt(List(CHECK)), "ranks?": List(Anything())})),
+    "nodes": List(Obj({"host?": Str(), "label?": Str(), "checks?": Opt(List(CHECK)), "ranks?": List(Anything()),
+                       **CODED})),
     "profile?": Opt(Str()), "timestamp_ms?": Opt(Num(0, 1e14)), "argv?": List(Anything()),
 })
 LINK = Obj({"a": Int(0, MAX_MATRIX_RANKS - 1), "b": Int(0, MAX_MATRIX_RANKS - 1),

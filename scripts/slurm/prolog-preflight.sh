@@ -88,7 +88,7 @@ args=(preflight -p "${SMDDP_PREFLIGHT_PROFILE:-local}" --json "$report" --print-
 rc=0
 output=$(timeout "$((10#$timeout_s))" "$diag" "${args[@]}" 2>&1) || rc=$?
 # The node's line ("HOST | ERROR: ...") or the error of a run that failed.
-summary=$(printf '%s\n' "$output" | grep -v -e '^[[:space:]]*$' -e '^scontrol update ' | tail -n 1)
+summary=$(printf '%s\n' "$output" | grep -v -e '^[[:space:]]*$' -e '^scontrol update ' -e '^# smddp:' | tail -n 1)
 log "exit=$rc $summary"
 
 if [ "$rc" = 0 ]; then
@@ -98,6 +98,16 @@ if [ "$rc" != 1 ]; then
   log "preflight could not run (exit $rc); not draining"
   exit 0
 fi
+# Unhealthy, but the action class of its failures drains nothing (none,
+# docs/diag.md "Failure codes"): smddp-diag prints a "# smddp:CODE NODE: not
+# drained" comment instead of a drain line, and the job runs.
+if ! printf '%s\n' "$output" | grep -q '^scontrol update nodename='; then
+  note=$(printf '%s\n' "$output" | grep -m 1 '^# smddp:[A-Z0-9-]* .*: not drained (action ' || true)
+  if [ -n "$note" ]; then
+    log "unhealthy, not drained: ${note#\# }"
+    exit 0
+  fi
+fi
 if [ "${SMDDP_PREFLIGHT_DRAIN:-0}" != 1 ]; then
   log "unhealthy; SMDDP_PREFLIGHT_DRAIN=1 would drain it"
   exit 0
@@ -105,8 +115,10 @@ fi
 # smddp-diag wrote the reason: whole items within Slurm's limit, shell-safe.
 reason=$(printf '%s\n' "$output" | sed -n 's/^scontrol update nodename=.* state=drain reason="\(.*\)"$/\1/p' | head -n 1)
 if [ -z "$reason" ]; then
-  # No drain line (an older smddp-diag): the summary, cut at a word within 255 bytes.
-  reason="smddp preflight: ${summary:-unhealthy}"
+  # No drain line (an older smddp-diag): the summary, cut at a word within 255
+  # bytes, after the code of a failure without one of its own (docs/diag.md,
+  # "Failure codes": every reason starts smddp:CODE).
+  reason="smddp:SMDDP-UNCLASSIFIED ${summary:-unhealthy}"
   if [ "${#reason}" -gt 255 ]; then
     reason=${reason:0:252}
     reason="${reason% *}..."

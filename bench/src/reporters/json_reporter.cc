@@ -23,6 +23,7 @@
 
 #include "supervision/hang_report.h"
 #include "reporters/reporter.h"
+#include "smddp/results/failure_codes.h"
 #include "smddp/tools/atomic_file.h"
 
 namespace smddp::bench {
@@ -411,6 +412,15 @@ class Document {
                         {"exit_code", s->exit_code}};
       // -B only: the torch bench's documents (and older readers) keep their keys.
       if (ctx_->options->bitwise > 0) tail["totals"]["bitwise_differences"] = s->bitwise_differences;
+      // Each failure with its code and action class (docs/diag.md, "Failure
+      // codes"), for automation; empty for a run that passed.
+      nlohmann::json verdicts = nlohmann::json::array();
+      for (const auto& v : s->verdicts) {
+        verdicts.push_back({{"code", v.code},
+                            {"action", results::to_string(results::failure_code(v.code).action)},
+                            {"text", v.text}});
+      }
+      if (s->complete) tail["totals"]["verdicts"] = verdicts;
       if (!s->error.empty()) tail["error"] = s->error;
       if (const auto& m = ctx_->options->model) {
         tail["model"] = {{"file", m->origin}, {"tolerance_pct", m->tolerance * 100},

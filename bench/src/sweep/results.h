@@ -144,6 +144,14 @@ struct RunContext {
   size_t planned_rows = 0;
 };
 
+// A failed gate, #wrong or -B's differences: its code (one of the failure
+// codes, smddp/results/failure_codes.h: its action comes from that table)
+// and the evidence, as the JSON's totals.verdicts carry it.
+struct Verdict {
+  std::string_view code;
+  std::string text;
+};
+
 struct Summary {
   uint64_t wrong = 0;
   uint64_t bitwise_differences = 0;  // -B: RowBitwise::differences() summed
@@ -160,6 +168,7 @@ struct Summary {
   std::string timed_out_collective;
   std::optional<HangReport> hang;  // where the ranks stood when the run timed out
   bool complete = false;
+  std::vector<Verdict> verdicts;  // a finished run's failures (failure_verdicts), in exit-code order
 };
 
 IterationStats compute_stats(std::vector<double> times_us);

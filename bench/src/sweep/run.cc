@@ -1,6 +1,7 @@
 #include "sweep/run.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <mpi.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
@@ -31,6 +32,7 @@
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/reduce.h"
+#include "smddp/results/failure_codes.h"
 #include "smddp/version.h"
 #include "backends/device_memory.h"
 #include "supervision/hang_report.h"
@@ -520,11 +522,29 @@ int run_benchmark(const BenchOptions& options) {
     for (const auto& b : o.backends) {
       if (auto avg = busbw.average(b)) summary.avg_busbw_gbps[b] = *avg;
     }
+    namespace code = results::code;
+    // Each failure of a finished run names its code (docs/bench.md, JSON:
+    // totals.verdicts; docs/diag.md, "Failure codes"): values first, as the
+    // exit code ranks them.
+    if (summary.wrong) {
+      summary.verdicts.push_back({code::kBenchWrong, fmt::format("{} elements differ from the expected values (#wrong)",
+                                                                 summary.wrong)});
+    }
+    if (summary.bitwise_differences) {
+      summary.verdicts.push_back({code::kBenchBitwise, fmt::format("{} differences between repeats of identical inputs "
+                                                                   "(-B; each row's bitwise names rank, element and bit)",
+                                                                   summary.bitwise_differences)});
+    }
     // --min-busbw holds for each collective's average (its footer's OK/FAILED).
     summary.threshold_gbps = o.min_busbw;
     for (Collective c : o.collectives) {
       auto avg = busbw.average(o.backends.front(), c);
-      if (avg && below_min_busbw(*avg, o)) summary.below_threshold = true;
+      if (avg && below_min_busbw(*avg, o)) {
+        summary.below_threshold = true;
+        summary.verdicts.push_back({code::kBenchBelowThreshold,
+                                    fmt::format("{} ({}): average bus bandwidth {:.3f} GB/s below --min-busbw {:.3f} GB/s",
+                                                to_string(c), o.backends.front(), *avg, o.min_busbw)});
+      }
     }
     if (!o.baseline_path.empty()) {
       // A model judges the rows it predicts; the others are named once, not failed.
@@ -532,17 +552,26 @@ int run_benchmark(const BenchOptions& options) {
       if (o.baseline_model) model_gate = results::gate_rows(*o.baseline_model, baseline_rows);
       const results::GateResult gate =
           o.baseline_model ? static_cast<results::GateResult>(model_gate) : results::gate_rows(o.baseline, baseline_rows);
-      for (const auto& f : gate.failures) summary.below_baseline.push_back(f.text);
+      for (const auto& f : gate.failures) {
+        summary.below_baseline.push_back(f.text);
+        summary.verdicts.push_back({code::kBenchBelowBaseline, f.text});
+      }
       // A gate that judged nothing did not pass: it fails as a row below it would.
       summary.baseline_judged_nothing = gate.judged == 0;
+      const std::string nothing_judged =
+          fmt::format("--baseline {}: no row was judged ({})", o.baseline_path,
+                      o.baseline_model ? "the model predicts none of them" : "no entry matches a row with a bus bandwidth");
+      if (summary.baseline_judged_nothing) summary.verdicts.push_back({code::kBenchNotJudged, nothing_judged});
       if (rank == 0) {
-        for (const auto& f : gate.failures) std::fprintf(stderr, "smddp-bench: below the baseline: %s\n", f.text.c_str());
+        // A failing line leads with its code, as a Slurm drain reason does (smddp:CODE).
+        for (const auto& f : gate.failures) {
+          std::fprintf(stderr, "smddp-bench: %s below the baseline: %s\n", code::kBenchBelowBaseline.data(), f.text.c_str());
+        }
         for (const auto& u : model_gate.unpredicted) std::fprintf(stderr, "smddp-bench: not judged (no prediction): %s\n", u.c_str());
         std::fprintf(stderr, "smddp-bench: --baseline %s: %zu of %zu rows judged, %zu below\n", o.baseline_path.c_str(),
                      static_cast<size_t>(gate.judged), baseline_rows.size(), gate.failures.size());
         if (summary.baseline_judged_nothing) {
-          std::fprintf(stderr, "smddp-bench: --baseline %s: no row was judged (%s): the gate fails\n", o.baseline_path.c_str(),
-                       o.baseline_model ? "the model predicts none of them" : "no entry matches a row with a bus bandwidth");
+          std::fprintf(stderr, "smddp-bench: %s %s: the gate fails\n", code::kBenchNotJudged.data(), nothing_judged.c_str());
         }
         std::fflush(stderr);
       }

@@ -16,11 +16,23 @@ On --node (default $NODE_NAME), as GCP's cluster-health-scanner does:
           smddp.io/preflight-valid-till-sec  now + --ttl (Unix seconds)
           smddp.io/preflight-profile         the report's profile
           smddp.io/preflight-failed-checks   failed check names, joined by '.'
+          smddp.io/preflight-code            on fail: the primary failure's code
+          smddp.io/preflight-action          on fail: its action class
   annotation smddp.io/preflight-reason       the failed checks' reasons
-  taint   smddp.io/preflight=failed:NoSchedule, added on fail, removed on pass.
+  taint   KEY=CODE:NoSchedule on fail, KEY by the action: `smddp-diag codes
+          --json` maps each action to its taint (docs/diag.md, "Failure
+          codes": reboot smddp.io/pending-reboot, replace
+          smddp.io/pending-replacement, none no taint, the others
+          smddp.io/preflight). The latest result decides: a fail leaves the
+          one taint of its action, a pass removes all of them.
+The primary failure is the failed check whose action goes furthest (the
+order of the tool's actions); a check without a code (an older report, or
+no readable report) is SMDDP-UNCLASSIFIED. The table comes from --diag
+(default: the smddp-diag that `run` runs, else the one on PATH), so the
+script keeps no copy of it.
 Preflight exit 0 is pass, 1 is fail; any other code (lost peer or transport
 failure 3, bad profile 64, missing device 69, runtime error 70, a signal) means the check itself could not run:
-"error", and the taint is left as it was, as the Slurm prolog never drains
+"error", and the taints are left as they were, as the Slurm prolog never drains
 for those. Expired labels are removed; a taint stays until a pass clears it.
 
 The API server, token and CA are the pod's in-cluster ones
@@ -29,15 +41,17 @@ The API server, token and CA are the pod's in-cluster ones
 GET and PATCH (merge patch) on nodes, and LIST with a label selector for
 expire: the RBAC of deploy/kubernetes/base/node-preflight.yaml.
 
-Exit: 0 the node was labelled (whatever its health); 64 bad usage or an
-unreadable token/CA; 70 the API server refused (401, 403, ...), timed out or
-could not be reached. Python 3 standard library and smddp's smddp_safeio
+Exit: 0 the node was labelled (whatever its health); 64 bad usage, an
+unreadable token/CA or no smddp-diag; 70 the API server refused (401, 403,
+...), timed out or could not be reached, or `smddp-diag codes --json`
+failed (nothing is patched then). Python 3 standard library and smddp's smddp_safeio
 (installed with smddp under lib/smddp/python; the image has it).
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import ssl
 import subprocess
 import sys
@@ -66,14 +80,16 @@ VALID_TILL = PREFIX + "preflight-valid-till-sec"
 PROFILE = PREFIX + "preflight-profile"
 FAILED = PREFIX + "preflight-failed-checks"
 REASON = PREFIX + "preflight-reason"
-TAINT_KEY = PREFIX + "preflight"
-TAINT = {"key": TAINT_KEY, "value": "failed", "effect": "NoSchedule"}
-LABELS = (RESULT, VALID_TILL, PROFILE, FAILED)
+CODE = PREFIX + "preflight-code"
+ACTION = PREFIX + "preflight-action"
+UNCLASSIFIED = "SMDDP-UNCLASSIFIED"  # a failure without a code (docs/diag.md, "Failure codes")
+LABELS = (RESULT, VALID_TILL, PROFILE, FAILED, CODE, ACTION)
 SA_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 CONFLICT_ATTEMPTS = 3  # 409: another writer changed the node between GET and PATCH
 MAX_TTL = 10 * 365 * 86400  # valid-till stays a 10-digit label value
 MAX_SECRET_BYTES = 1 << 20  # a token or CA bundle is a few KiB
 MAX_ANSWER_BYTES = 64 << 20  # a node list of a large cluster
+DIAG_SECONDS = 60  # smddp-diag codes prints a table: seconds at most
 
 
 class Parser(argparse.ArgumentParser):
@@ -87,6 +103,78 @@ class ApiError(Exception):
 
 class Conflict(ApiError):
     pass
+
+
+class Codes:
+    """`smddp-diag codes --json`: each code's action and each action's taint,
+    the actions ordered by how far they go. The tool is the one place for
+    them; this reads, never keeps, the table."""
+
+    def __init__(self, doc, what):
+        def bad(why):
+            return ApiError(f"{what}: {why}")
+        if not isinstance(doc, dict) or not isinstance(doc.get("actions"), list) or \
+                not isinstance(doc.get("codes"), list):
+            raise bad("not the JSON of smddp-diag codes (no actions and codes)")
+        self.order, self.taint = [], {}
+        for a in doc["actions"]:
+            if not isinstance(a, dict) or not isinstance(a.get("action"), str) or \
+                    not (a.get("taint") is None or isinstance(a.get("taint"), str) and a["taint"]):
+                raise bad(f"an action that is not {{action, taint}}: {a!r:.200}")
+            self.order.append(a["action"])
+            self.taint[a["action"]] = a["taint"]
+        self.action_of = {}
+        for c in doc["codes"]:
+            if not isinstance(c, dict) or not isinstance(c.get("code"), str) or c.get("action") not in self.taint:
+                raise bad(f"a code that is not {{code, action}} of a listed action: {c!r:.200}")
+            self.action_of[c["code"]] = c["action"]
+        if UNCLASSIFIED not in self.action_of:
+            raise bad(f"no {UNCLASSIFIED}")
+        self.keys = sorted({k for k in self.taint.values() if k})  # every taint of ours
+
+    @classmethod
+    def load(cls, diag):
+        what = f"{diag} codes --json"
+        try:
+            r = subprocess.run([diag, "codes", "--json"], capture_output=True, text=True, timeout=DIAG_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise ApiError(f"{what}: no answer within {DIAG_SECONDS} s") from None
+        except OSError as e:
+            raise ApiError(f"{what}: {e.strerror or e}") from None
+        if r.returncode != 0:
+            line = (r.stderr.strip().splitlines() or [""])[-1][:300]
+            raise ApiError(f"{what}: exit {r.returncode}" + (f": {line}" if line else ""))
+        try:
+            doc = parse_json(r.stdout, what)
+        except UsageError as e:
+            raise ApiError(str(e)) from None
+        return cls(doc, what)
+
+    def resolve(self, code, action):
+        """(code, action) of a failed check: a code of the table takes the
+        table's action (the deployed tool's word); a code it does not know (a
+        newer report) keeps the report's action when that is one of ours;
+        anything else is SMDDP-UNCLASSIFIED."""
+        code = label_value(code) if isinstance(code, str) else ""
+        if code in self.action_of:
+            return code, self.action_of[code]
+        if code.startswith("SMDDP-") and action in self.taint:
+            return code, action
+        return UNCLASSIFIED, self.action_of[UNCLASSIFIED]
+
+    def primary(self, failed):
+        """The (code, action) whose action goes furthest among failed checks'
+        (code, action) pairs, the first of equals; SMDDP-UNCLASSIFIED for none."""
+        best = None
+        for code, action in failed or [(None, None)]:
+            c = self.resolve(code, action)
+            if best is None or self.order.index(c[1]) > self.order.index(best[1]):
+                best = c
+        return best
+
+    def taint_for(self, code, action):
+        key = self.taint[action]
+        return {"key": key, "value": code, "effect": "NoSchedule"} if key else None
 
 
 def label_value(text):
@@ -168,39 +256,54 @@ def _items(obj, key):
 
 
 def read_report(path):
-    """(profile, [(check, reason)] of failed checks) from a smddp-diag JSON
-    report, or (None, None) when there is none usable (a FIFO, a directory,
-    not JSON, ...): the exit code alone then says pass or fail."""
+    """(profile, [(check, reason, code, action)] of failed checks) from a
+    smddp-diag JSON report, or (None, None) when there is none usable (a
+    FIFO, a directory, not JSON, ...): the exit code alone then says pass or
+    fail. code and action are the report's (None where it has none)."""
     try:
         report = load_json(path, "preflight report")
     except UsageError:
         return None, None
     if not isinstance(report, dict):
         return None, None
-    failed = [(c["name"], c.get("reason") if isinstance(c.get("reason"), str) else "")
+    def text(c, key):
+        return c.get(key) if isinstance(c.get(key), str) else None
+    failed = [(c["name"], text(c, "reason") or "", text(c, "code"), text(c, "action"))
               for node in _items(report, "nodes") for c in _items(node, "checks")
               if c.get("status") == "fail" and isinstance(c.get("name"), str)]
     profile = report.get("profile")
     return (profile if isinstance(profile, str) else None), failed
 
 
-def outcome(exit_code, report_path):
-    """result, labels and reason for a preflight that ended with exit_code."""
+def outcome(exit_code, report_path, codes=None):
+    """result, labels, reason and the taint (None: no taint) for a preflight
+    that ended with exit_code. codes (a Codes) names the failure's code,
+    action and taint; without it (a reader that only checks labels) the
+    labels carry no code."""
     profile, failed = read_report(report_path)
+    code = action = taint = None
     if exit_code == 0:
         result, reason = "pass", None
     elif exit_code == 1:
         result = "fail"
-        reason = "; ".join(f"{n}: {r}" for n, r in failed) if failed else f"unhealthy (no readable report {report_path})"
+        reason = "; ".join(f"{n}: {r}" for n, r, _, _ in failed) if failed else \
+            f"unhealthy (no readable report {report_path})"
+        if codes:
+            code, action = codes.primary([(c, a) for _, _, c, a in failed or []])
+            taint = codes.taint_for(code, action)
     else:
         result, reason = "error", f"preflight could not run (exit {exit_code}); the node's health is unknown"
     labels = {RESULT: result, PROFILE: label_value(profile) if profile else None,
-              FAILED: label_value(".".join(n for n, _ in failed)) if result == "fail" and failed else None}
-    return result, {k: v or None for k, v in labels.items()}, reason[:4096] if reason else None
+              FAILED: label_value(".".join(f[0] for f in failed)) if result == "fail" and failed else None,
+              CODE: code, ACTION: action}
+    return result, {k: v or None for k, v in labels.items()}, reason[:4096] if reason else None, taint
 
 
-def label_node(api, node, exit_code, report, ttl):
-    result, labels, reason = outcome(exit_code, report)
+def label_node(api, node, exit_code, report, ttl, diag):
+    # The table before any request: a tool that fails patches nothing.
+    # "error" changes no taint and names no code: it needs none.
+    codes = Codes.load(diag()) if exit_code in (0, 1) else None
+    result, labels, reason, taint = outcome(exit_code, report, codes)
     path = "/api/v1/nodes/" + urllib.parse.quote(node, safe="")
     for attempt in range(CONFLICT_ATTEMPTS):
         current = api.request("GET", path)
@@ -208,14 +311,16 @@ def label_node(api, node, exit_code, report, ttl):
         meta = {"labels": dict(labels, **{VALID_TILL: str(now + ttl)}), "annotations": {REASON: reason}}
         body = {"metadata": meta}
         taints = (current.get("spec") or {}).get("taints") or []
-        tainted = any(t.get("key") == TAINT_KEY for t in taints)
+        taints = [t for t in taints if isinstance(t, dict)] if isinstance(taints, list) else []
+        # The latest result decides: of our taints a fail keeps only its
+        # action's (with its code), a pass none; others' taints stay.
         # A merge patch replaces the whole taint list, so it carries the
         # resourceVersion it was computed from: the server refuses (409) if
         # another writer changed the node meanwhile, and we start again.
-        if result == "fail" and not tainted:
-            body["spec"] = {"taints": taints + [TAINT]}
-        elif result == "pass" and tainted:
-            body["spec"] = {"taints": [t for t in taints if t.get("key") != TAINT_KEY]}
+        if codes:
+            wanted = [t for t in taints if t.get("key") not in codes.keys] + ([taint] if taint else [])
+            if wanted != taints:
+                body["spec"] = {"taints": wanted}
         if "spec" in body:
             meta["resourceVersion"] = (current.get("metadata") or {}).get("resourceVersion")
         try:
@@ -224,8 +329,12 @@ def label_node(api, node, exit_code, report, ttl):
             if attempt + 1 == CONFLICT_ATTEMPTS:
                 raise
             continue
-        change = {"fail": ", tainted", "pass": ", untainted"}.get(result, "") if "spec" in body else ""
-        print(f"{PROG}: {node}: {result}" + (f" ({reason})" if reason else "") + f", valid till {now + ttl}{change}")
+        change = ""
+        if "spec" in body:
+            change = f", tainted {taint['key']}={taint['value']}:NoSchedule" if taint else ", untainted"
+        code = f" {labels[CODE]} ({labels[ACTION]})" if labels.get(CODE) else ""
+        print(f"{PROG}: {node}: {result}{code}" + (f" ({reason})" if reason else "") +
+              f", valid till {now + ttl}{change}")
         return
 
 
@@ -267,6 +376,8 @@ def parse(argv):
     node.add_argument("--ttl", type=integer_arg("--ttl", 1, MAX_TTL), default=86400,
                       help="seconds the result stays valid (default 86400)")
     node.add_argument("--expire", action="store_true", help="then remove expired results of every node")
+    node.add_argument("--diag", help="the smddp-diag whose `codes --json` maps actions to taints (default: the one "
+                      "`run` runs, else smddp-diag on PATH)")
     run = sub.add_parser("run", parents=[common, node], help="run the preflight, then label the node")
     run.add_argument("--preflight-timeout", type=decimal_arg("--preflight-timeout", 0, MAX_SECONDS, "seconds"),
                      default=3600.0)
@@ -291,6 +402,20 @@ def parse(argv):
     return args
 
 
+def diag_path(args):
+    """--diag, else the smddp-diag that `run` runs (the writer of the report),
+    else the one on PATH; a usage error when there is none."""
+    if args.diag:
+        return args.diag
+    first = (getattr(args, "preflight", None) or [""])[0]
+    if os.path.basename(first) == "smddp-diag" and (os.sep in first or shutil.which(first)):
+        return first if os.sep in first else shutil.which(first)
+    found = shutil.which("smddp-diag")
+    if not found:
+        raise UsageError("no smddp-diag on PATH: pass --diag PATH (its `codes --json` maps actions to taints)")
+    return found
+
+
 def main(argv):
     args = parse(argv)
     api = Api(args)
@@ -304,9 +429,9 @@ def main(argv):
                 code = 126
             except subprocess.TimeoutExpired:
                 code = 124
-            label_node(api, args.node, code, args.report, args.ttl)
+            label_node(api, args.node, code, args.report, args.ttl, lambda: diag_path(args))
         elif args.command == "label":
-            label_node(api, args.node, args.exit_code, args.report, args.ttl)
+            label_node(api, args.node, args.exit_code, args.report, args.ttl, lambda: diag_path(args))
         if args.command == "expire" or args.expire:
             expire(api)
     except ApiError as e:

@@ -259,7 +259,7 @@ PreflightReport make_report(const Job& job, const Isolation& iso, const std::str
     if (v.busbw_gbs) values["allreduce_busbw_gbs"] = *v.busbw_gbs;
     if (v.stream_gbs) values["stream_gbs"] = *v.stream_gbs;
     if (v.failed) {
-      node.checks.push_back(CheckResult::fail("isolate", fmt::format("{}", fmt::join(v.reasons, "; ")), values));
+      node.checks.push_back(CheckResult::fail("isolate", fmt::format("{}", fmt::join(v.reasons, "; ")), values, v.code));
     } else if (v.tests == 0) {
       node.checks.push_back(CheckResult::skip("isolate", job.labels.size() < 2 ? "one node: no pair to test" : "not tested"));
     } else {

@@ -1,5 +1,7 @@
 #include "isolate/verdict.h"
 
+#include "smddp/results/failure_codes.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -164,9 +166,11 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     auto& v = j.nodes[i];
     if (dead.count(static_cast<int>(i))) {
       v.reasons.push_back("a rank did not answer: " + (errors[i].empty() ? std::string("stopped or lost") : errors[i].back()));
+      v.code = results::code::kIsolateUnreachable;
     } else if (v.tests > 0 && !v.busbw_gbs) {
       v.reasons.push_back("every pair test failed: " + errors[i].front() +
                           (errors[i].size() > 1 ? fmt::format(" (and {} more)", errors[i].size() - 1) : ""));
+      v.code = results::code::kIsolateProbeFailed;
     } else if (v.busbw_gbs) {
       if (auto why = metric_failure(tests, static_cast<int>(i), j.busbw, &NodeTest::busbw_gbs, *v.busbw_gbs, base_b[i],
                                     "allreduce busbw", l)) {
@@ -178,6 +182,7 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
       }
     }
     if (!v.reasons.empty()) j.node_failed.insert(static_cast<int>(i));
+    if (!v.reasons.empty() && v.code.empty()) v.code = results::code::kIsolateSlowNode;
   }
   // Links: every test of the pair failed, while both ends pass elsewhere. A
   // link is judged against the fleet of links, each by its best test (a
@@ -231,8 +236,9 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     if (list.size() < 2 && l.retries > 0) continue;
     for (int end : {pair.first, pair.second}) {
       const int other = end == pair.first ? pair.second : pair.first;
-      j.nodes[static_cast<size_t>(end)].reasons.push_back(
-          fmt::format("link to {} (both ends pass with other nodes): {}", labels[static_cast<size_t>(other)], why));
+      auto& v = j.nodes[static_cast<size_t>(end)];
+      v.reasons.push_back(fmt::format("link to {} (both ends pass with other nodes): {}", labels[static_cast<size_t>(other)], why));
+      if (v.code.empty()) v.code = results::code::kIsolateSlowLink;
     }
   }
   // Bisection: the latest test of each group; a failing group of two or three is named.
@@ -250,8 +256,9 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     for (int node : t.nodes) names.push_back(labels[static_cast<size_t>(node)]);
     std::string what = !t.error.empty() ? t.error : bar.why("allreduce busbw", t.busbw_gbs, l.mad_k);
     for (int node : t.nodes) {
-      j.nodes[static_cast<size_t>(node)].reasons.push_back(
-          fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}", fmt::join(names, ", "), what));
+      auto& v = j.nodes[static_cast<size_t>(node)];
+      v.reasons.push_back(fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}", fmt::join(names, ", "), what));
+      if (v.code.empty()) v.code = results::code::kIsolateSlowGroup;
     }
   }
   for (auto& v : j.nodes) v.failed = !v.reasons.empty();

@@ -48,6 +48,7 @@ struct NodeTest {
 struct NodeVerdict {
   bool failed = false;
   std::vector<std::string> reasons;  // "what, with the numbers"
+  std::string code;                  // the failure code of the first reason (smddp/results/failure_codes.h)
   std::optional<double> busbw_gbs, stream_gbs;  // the best of its passing pair tests
   int tests = 0;
 };

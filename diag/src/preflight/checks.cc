@@ -5,9 +5,11 @@
 #include <algorithm>
 
 #include "fabric/pingpong.h"
+#include "preflight/counter_check.h"
 #include "shared/text.h"
 #include "smddp/common/numbers.h"
 #include "smddp/error.h"
+#include "smddp/results/failure_codes.h"
 
 namespace smddp::diag {
 namespace {
@@ -60,63 +62,63 @@ const std::vector<CheckSpec>& check_specs() {
   static const std::vector<CheckSpec> specs = {
       {"gpu_count", CheckScope::Node, "NVML sees exactly the expected number of GPUs",
        {{"expected", T::CountOrAny, "", "GPUs the node must have ('any': report the count, judge nothing)"}},
-       check_gpu_count, nullptr, nullptr},
+       check_gpu_count, nullptr, nullptr, "SMDDP-PREFLIGHT-GPU-COUNT"},
       {"gpu_model", CheckScope::Node, "every GPU has the expected name and memory",
        {{"name_contains", T::String, "\"\"", "text the NVML device name must contain"},
         {"min_memory", T::Size, "0", "least memory per GPU"}},
-       check_gpu_model, nullptr, nullptr},
+       check_gpu_model, nullptr, nullptr, "SMDDP-PREFLIGHT-GPU-MODEL"},
       {"gpu_ecc", CheckScope::Node, "no more uncorrectable ECC errors than allowed",
        {{"max_uncorrectable", T::Integer, "0", "uncorrectable ECC errors allowed per GPU"},
         {"counter", T::String, "volatile", "volatile (since driver load) or aggregate (lifetime)"}},
-       check_gpu_ecc, nullptr, validate_ecc},
+       check_gpu_ecc, nullptr, validate_ecc, "SMDDP-PREFLIGHT-GPU-ECC"},
       {"gpu_memory_retirement", CheckScope::Node, "no retired pages or row remaps pending or failed",
        {{"max_retired_pages", T::Integer, "0", "retired pages allowed per GPU (single- plus double-bit)"},
         {"fail_on_pending", T::Boolean, "true", "fail while a page retirement or row remap awaits a reset"},
         {"fail_on_remap_failure", T::Boolean, "true", "fail when row remapping failed"}},
-       check_gpu_memory_retirement, nullptr, nullptr},
+       check_gpu_memory_retirement, nullptr, nullptr, "SMDDP-PREFLIGHT-GPU-MEMORY-RETIREMENT"},
       {"gpu_temperature", CheckScope::Node, "every GPU is at or below the temperature limit",
        {{"max_celsius", T::Number, "", "highest GPU temperature allowed"}},
-       check_gpu_temperature, nullptr, nullptr},
+       check_gpu_temperature, nullptr, nullptr, "SMDDP-PREFLIGHT-GPU-TEMPERATURE"},
       {"gpu_throttle", CheckScope::Node, "no GPU is throttled for the listed reasons",
        {{"reasons", T::StringList, "[hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, sw_thermal_slowdown]",
          "throttle reasons that count as unhealthy"}},
-       check_gpu_throttle, nullptr, validate_throttle},
+       check_gpu_throttle, nullptr, validate_throttle, "SMDDP-PREFLIGHT-GPU-THROTTLE"},
       {"efa_count", CheckScope::Node, "the expected number of EFA devices, ports active",
        {{"expected", T::CountOrAny, "", "EFA devices the node must have ('any': report the count)"},
         {"require_active", T::Boolean, "true", "every port must be ACTIVE"}},
-       check_efa_count, nullptr, nullptr},
+       check_efa_count, nullptr, nullptr, "SMDDP-PREFLIGHT-EFA-COUNT"},
       {"memlock", CheckScope::Node, "the locked-memory limit (EFA wants unlimited)",
        {{"min", T::SizeOrUnlimited, "", "least RLIMIT_MEMLOCK, or unlimited"}},
-       check_memlock, nullptr, nullptr},
+       check_memlock, nullptr, nullptr, "SMDDP-PREFLIGHT-MEMLOCK"},
       {"shm_size", CheckScope::Node, "the shared-memory file system is large enough",
        {{"path", T::String, "/dev/shm", "mount point"}, {"min", T::Size, "", "least total size"}},
-       check_shm_size, nullptr, nullptr},
+       check_shm_size, nullptr, nullptr, "SMDDP-PREFLIGHT-SHM-SIZE"},
       {"disk_free", CheckScope::Node, "enough free disk space",
        {{"path", T::String, "/", "directory on the file system"}, {"min", T::Size, "", "least free space"}},
-       check_disk_free, nullptr, nullptr},
+       check_disk_free, nullptr, nullptr, "SMDDP-PREFLIGHT-DISK-FREE"},
       {"fabric_provider", CheckScope::Node, "the libfabric provider offers RDM endpoints",
        {{"provider", T::String, "", "efa, tcp, shm, ..."}},
-       check_fabric_provider, nullptr, validate_provider},
+       check_fabric_provider, nullptr, validate_provider, "SMDDP-PREFLIGHT-FABRIC-PROVIDER"},
       {"rank_reachability", CheckScope::Cluster, "every rank answers every other rank in time",
        {{"timeout_s", T::Number, "30", "seconds to wait for every answer", 0.001, kMaxTimeout}},
-       nullptr, check_rank_reachability, nullptr},
+       nullptr, check_rank_reachability, nullptr, "SMDDP-PREFLIGHT-RANK-REACHABILITY"},
       {"consistency", CheckScope::Cluster, "versions and NCCL_/FI_/SMDDP_/RDMAV_ settings agree across nodes and ranks (and --golden)",
        {{"timeout_s", T::Number, "30", "seconds to wait for every rank's report", 0.001, kMaxTimeout},
         {"ignore", T::StringList, "[]", "fact or setting names (globs) never compared"},
         {"nccl_library", T::String, "libnccl.so.2", "the NCCL library whose version is reported"}},
-       nullptr, check_consistency, validate_consistency},
+       nullptr, check_consistency, validate_consistency, "SMDDP-CONFIG-MISMATCH"},
       {"clock_skew", CheckScope::Cluster, "node clocks agree with rank 0's",
        {{"max_ms", T::Number, "", "largest clock offset allowed, milliseconds"},
         {"samples", T::Integer, "8", "round trips per node (the fastest one counts)", 1, kMaxSamples},
         {"timeout_s", T::Number, "30", "seconds to wait for a node", 0.001, kMaxTimeout}},
-       nullptr, check_clock_skew, nullptr},
+       nullptr, check_clock_skew, nullptr, "SMDDP-PREFLIGHT-CLOCK-SKEW"},
       {"allreduce_busbw", CheckScope::Cluster, "allreduce bus bandwidth over the smddp engine",
        {{"bytes", T::Size, "64MiB", "message size", 4, kMaxBusbwBytes},
         {"iterations", T::Integer, "10", "timed iterations", 1, kMaxIterations},
         {"warmup", T::Integer, "2", "untimed iterations", 0, kMaxIterations},
         {"min_gbytes_per_s", T::Number, "", "least bus bandwidth, GB/s (1e9 bytes/s)"},
         {"timeout_s", T::Number, "120", "seconds one allreduce may take", 0.001, kMaxTimeout}},
-       nullptr, check_allreduce_busbw, nullptr},
+       nullptr, check_allreduce_busbw, nullptr, "SMDDP-PREFLIGHT-ALLREDUCE-BUSBW"},
       {"link_bandwidth", CheckScope::Cluster, "pairwise node-to-node libfabric bandwidth",
        {{"provider", T::String, "", "libfabric provider"},
         {"bytes", T::Size, "4MiB", "message size", 1, kMaxLinkBytes},
@@ -127,7 +129,7 @@ const std::vector<CheckSpec>& check_specs() {
         {"all_pairs_max", T::Integer, "32", "test every pair up to this many nodes", 2, kMaxNodes},
         {"rounds", T::Integer, "8", "rounds of disjoint pairs above that", 1, kMaxNodes},
         {"timeout_s", T::Number, "60", "seconds any single wait may take", 0.001, kMaxTimeout}},
-       nullptr, check_link_bandwidth, validate_link},
+       nullptr, check_link_bandwidth, validate_link, "SMDDP-PREFLIGHT-LINK-BANDWIDTH"},
   };
   return specs;
 }
@@ -137,6 +139,12 @@ const CheckSpec* find_check(std::string_view name) {
     if (s.name == name) return &s;
   }
   return nullptr;
+}
+
+std::string_view default_fail_code(std::string_view check) {
+  if (const CheckSpec* s = find_check(check)) return s->code;
+  if (check == kFabricCountersCheck) return results::code::kFabricCounters;
+  return "SMDDP-UNCLASSIFIED";
 }
 
 std::string known_check_names() {

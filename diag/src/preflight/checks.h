@@ -45,11 +45,17 @@ struct CheckSpec {
   std::vector<CheckResult> (*cluster)(ClusterContext&, const Params&) = nullptr;
   // Cross-parameter checks after typing; throws UsageError(reason). May be null.
   void (*validate)(const Params&) = nullptr;
+  // The failure code (smddp/results/failure_codes.h) of a failed result;
+  // a body that knows better passes its own to CheckResult::fail.
+  std::string_view code = {};
 };
 
 const std::vector<CheckSpec>& check_specs();
 const CheckSpec* find_check(std::string_view name);
 std::string known_check_names();  // "gpu_count, gpu_model, ..."
+// The code of a failed result of `check` that named none: its row's code,
+// fabric_counters' own, else SMDDP-UNCLASSIFIED.
+std::string_view default_fail_code(std::string_view check);
 
 // Node check bodies (node_checks.cc, gpu_checks.cc).
 CheckResult check_gpu_count(const NodeContext&, const Params&);

@@ -297,11 +297,12 @@ std::vector<CheckResult> check_allreduce_busbw(ClusterContext& ctx, const Params
   const double busbw = algbw * 2.0 * (ctx.size - 1) / ctx.size;
   nlohmann::json values = {{"busbw_gbs", busbw}, {"algbw_gbs", algbw}, {"bytes", bytes}, {"ranks", ctx.size}, {"wrong", total_wrong}};
   if (total_wrong > 0) {
-    return per_node(ctx, "allreduce_busbw", CheckResult::fail("", fmt::format("{} wrong elements in the allreduce result", total_wrong), values));
+    return per_node(ctx, "allreduce_busbw", CheckResult::fail("allreduce_busbw", fmt::format("{} wrong elements in the allreduce result", total_wrong), values,
+                                                                          results::code::kPreflightAllreduceWrong));
   }
   if (busbw < min_gbs) {
     return per_node(ctx, "allreduce_busbw",
-                    CheckResult::fail("", by_model ? fmt::format("bus bandwidth {:.3f} GB/s < minimum {:.3f} GB/s ({} ranks, {}; {})", busbw,
+                    CheckResult::fail("allreduce_busbw", by_model ? fmt::format("bus bandwidth {:.3f} GB/s < minimum {:.3f} GB/s ({} ranks, {}; {})", busbw,
                                                                  min_gbs, ctx.size, format_bytes(bytes), ctx.model_floor_by)
                                                    : fmt::format("bus bandwidth {:.3f} GB/s < minimum {} GB/s ({} ranks, {})", busbw, min_gbs,
                                                                  ctx.size, format_bytes(bytes)), values));
@@ -335,7 +336,7 @@ std::vector<CheckResult> check_link_bandwidth(ClusterContext& ctx, const Params&
   }
   MPI_Comm_free(&leaders);
   if (ctx.rank != 0) return {};
-  if (!m) return per_node(ctx, "link_bandwidth", CheckResult::fail("", "link probe failed: " + error));
+  if (!m) return per_node(ctx, "link_bandwidth", CheckResult::fail("link_bandwidth", "link probe failed: " + error));
   LinkThresholds t;
   t.min_bw_gbs = p.number("min_gbytes_per_s");
   t.slow_factor = p.number("max_slowdown");

@@ -15,10 +15,6 @@
 
 namespace smddp::diag {
 
-// The failure class of every consistency finding, in the check's values as
-// "code": the one place a failure-code table maps from.
-inline constexpr std::string_view kConfigCode = "config";
-
 using Settings = std::map<std::string, std::string>;  // NAME -> value
 using Facts = std::map<std::string, std::string>;     // field -> value
 

@@ -139,7 +139,6 @@ std::vector<CheckResult> judge_consistency(const GatheredNodes& g, const std::ve
     if (!problems.empty()) {
       nlohmann::json list = nlohmann::json::array();
       for (const auto& f : findings[n]) list.push_back(finding_json(f));
-      values["code"] = kConfigCode;
       values["findings"] = list;
       out.push_back(CheckResult::fail(std::string(kCheck), join(problems, "; "), values));
       continue;

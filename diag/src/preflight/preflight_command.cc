@@ -137,6 +137,9 @@ class PreflightCommand final : public Command {
   }
 
   void drain(const PreflightReport& report) {
+    if (print_drain_) {
+      for (const auto& note : undrained_notes(report)) (json_path_ == "-" ? std::cerr : std::cout) << note << "\n";
+    }
     for (const auto& d : drain_commands(report)) {
       // With the JSON on stdout, stdout must stay one JSON document.
       if (print_drain_) (json_path_ == "-" ? std::cerr : std::cout) << d.shell() << "\n";

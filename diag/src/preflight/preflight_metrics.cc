@@ -36,13 +36,19 @@ void PreflightMetrics::update(const NodeReport* node, int64_t timestamp_ms) {
   std::map<std::string, prometheus::Gauge*> next;
   for (const auto& c : node->checks) {
     if (c.status == CheckStatus::Skip) continue;
-    auto it = checks_.find(c.check);
-    prometheus::Gauge* g = it != checks_.end() ? it->second : &check_family_.Add({{"check", c.check}});
+    std::map<std::string, std::string> labels{{"check", c.check}};
+    if (const auto* f = c.failure_code()) {
+      labels["code"] = f->code;
+      labels["action"] = results::to_string(f->action);
+    }
+    const std::string key = c.check + '\n' + c.code;
+    auto it = checks_.find(key);
+    prometheus::Gauge* g = it != checks_.end() ? it->second : &check_family_.Add(labels);
     g->Set(c.status == CheckStatus::Pass ? 1 : 0);
-    next[c.check] = g;
+    next[key] = g;
   }
-  for (auto& [name, g] : checks_) {
-    if (!next.count(name)) check_family_.Remove(g);
+  for (auto& [key, g] : checks_) {
+    if (!next.count(key)) check_family_.Remove(g);
   }
   checks_ = std::move(next);
 }

@@ -1,7 +1,8 @@
 // The preflight result as Prometheus gauges, shared by the textfile writer
 // (node_exporter's textfile collector) and the exporter's /metrics:
 //   smddp_preflight_healthy                 1 when every check on this node passed
-//   smddp_preflight_check_healthy{check}    1 passed, 0 failed (skipped checks absent)
+//   smddp_preflight_check_healthy{check}    1 passed, 0 failed (skipped checks absent); a
+//                                           failed one adds code and action labels (failure_codes.h)
 //   smddp_preflight_timestamp_seconds       when the preflight ran
 #pragma once
 
@@ -28,7 +29,7 @@ class PreflightMetrics {
   prometheus::Family<prometheus::Gauge>& timestamp_family_;
   prometheus::Gauge* healthy_ = nullptr;
   prometheus::Gauge* timestamp_ = nullptr;
-  std::map<std::string, prometheus::Gauge*> checks_;
+  std::map<std::string, prometheus::Gauge*> checks_;  // by check and code: a new code is a new series
 };
 
 // The whole textfile for one node.

@@ -1,5 +1,6 @@
 #include "preflight/report.h"
 
+#include "preflight/checks.h"
 #include "smddp/error.h"
 
 namespace smddp::diag {
@@ -14,13 +15,20 @@ std::string_view to_string(CheckStatus s) {
 }
 
 CheckResult CheckResult::pass(std::string check, std::string reason, nlohmann::json values) {
-  return CheckResult{std::move(check), CheckStatus::Pass, std::move(reason), std::move(values)};
+  return CheckResult{std::move(check), CheckStatus::Pass, std::move(reason), std::move(values), {}};
 }
-CheckResult CheckResult::fail(std::string check, std::string reason, nlohmann::json values) {
-  return CheckResult{std::move(check), CheckStatus::Fail, std::move(reason), std::move(values)};
+CheckResult CheckResult::fail(std::string check, std::string reason, nlohmann::json values, std::string_view code) {
+  std::string c(code.empty() ? default_fail_code(check) : code);
+  return CheckResult{std::move(check), CheckStatus::Fail, std::move(reason), std::move(values), std::move(c)};
 }
 CheckResult CheckResult::skip(std::string check, std::string reason) {
-  return CheckResult{std::move(check), CheckStatus::Skip, std::move(reason), nlohmann::json::object()};
+  return CheckResult{std::move(check), CheckStatus::Skip, std::move(reason), nlohmann::json::object(), {}};
+}
+
+const results::FailureCode* CheckResult::failure_code() const {
+  if (status != CheckStatus::Fail) return nullptr;
+  if (const auto* c = results::find_failure_code(code)) return c;
+  return &results::failure_code("SMDDP-UNCLASSIFIED");
 }
 
 bool NodeReport::healthy() const { return failures().empty(); }
@@ -31,6 +39,14 @@ std::vector<const CheckResult*> NodeReport::failures() const {
     if (c.status == CheckStatus::Fail) out.push_back(&c);
   }
   return out;
+}
+
+const CheckResult* NodeReport::primary_failure() const {
+  const CheckResult* best = nullptr;
+  for (const CheckResult* f : failures()) {
+    if (!best || f->failure_code()->action > best->failure_code()->action) best = f;
+  }
+  return best;
 }
 
 bool PreflightReport::healthy() const {
@@ -48,18 +64,29 @@ const NodeReport* PreflightReport::node_for_host(const std::string& host) const 
 }
 
 nlohmann::json to_json(const CheckResult& r) {
-  return {{"name", r.check},
-          {"status", to_string(r.status)},
-          {"healthy", r.status != CheckStatus::Fail},
-          {"reason", r.reason},
-          {"values", r.values}};
+  nlohmann::json j = {{"name", r.check},
+                      {"status", to_string(r.status)},
+                      {"healthy", r.status != CheckStatus::Fail},
+                      {"reason", r.reason},
+                      {"values", r.values}};
+  if (const auto* c = r.failure_code()) {
+    j["code"] = c->code;
+    j["action"] = results::to_string(c->action);
+  }
+  return j;
 }
 
 nlohmann::json to_json(const NodeReport& n) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : n.checks) checks.push_back(to_json(c));
-  return {{"node", n.node}, {"host", n.host}, {"label", n.label}, {"slurm_node", n.slurm_node}, {"ranks", n.ranks},
-          {"healthy", n.healthy()}, {"checks", checks}};
+  nlohmann::json j = {{"node", n.node}, {"host", n.host}, {"label", n.label}, {"slurm_node", n.slurm_node}, {"ranks", n.ranks},
+                      {"healthy", n.healthy()}, {"checks", checks}};
+  // The node's verdict: its furthest-going failure (what a drain or taint names).
+  if (const CheckResult* f = n.primary_failure()) {
+    j["code"] = f->failure_code()->code;
+    j["action"] = results::to_string(f->failure_code()->action);
+  }
+  return j;
 }
 
 nlohmann::json to_json(const PreflightReport& r) {
@@ -80,6 +107,8 @@ CheckResult check_result_from_json(const nlohmann::json& j) {
   else throw Error("unknown check status '" + status + "'");
   r.reason = j.value("reason", "");
   r.values = j.value("values", nlohmann::json::object());
+  // A report written before codes: the check's own.
+  if (r.status == CheckStatus::Fail) r.code = j.value("code", std::string(default_fail_code(r.check)));
   return r;
 }
 

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "smddp/results/failure_codes.h"
+
 namespace smddp::diag {
 
 enum class CheckStatus { Pass, Fail, Skip };
@@ -19,10 +21,19 @@ struct CheckResult {
   CheckStatus status = CheckStatus::Pass;
   std::string reason;  // why it failed, was skipped, or what it measured
   nlohmann::json values = nlohmann::json::object();
+  // Failed results: the failure code (smddp/results/failure_codes.h); its
+  // action class comes from the table. Empty for a pass or a skip.
+  std::string code;
 
   static CheckResult pass(std::string check, std::string reason, nlohmann::json values = nlohmann::json::object());
-  static CheckResult fail(std::string check, std::string reason, nlohmann::json values = nlohmann::json::object());
+  // `code` empty: the check's own (default_fail_code, checks.h).
+  static CheckResult fail(std::string check, std::string reason, nlohmann::json values = nlohmann::json::object(),
+                          std::string_view code = {});
   static CheckResult skip(std::string check, std::string reason);
+
+  // Failed results: the code's row (SMDDP-UNCLASSIFIED for a code this build
+  // does not know, from a newer report). Passes and skips: nullptr.
+  const results::FailureCode* failure_code() const;
 };
 
 struct NodeReport {
@@ -35,6 +46,9 @@ struct NodeReport {
 
   bool healthy() const;
   std::vector<const CheckResult*> failures() const;
+  // The failure whose action goes furthest (the first of equals); nullptr
+  // when healthy. Drain reasons and taints lead with its code.
+  const CheckResult* primary_failure() const;
 };
 
 struct PreflightReport {

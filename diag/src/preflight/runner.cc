@@ -46,7 +46,7 @@ std::vector<CheckResult> run_node_checks(const PreflightSetup& s) {
     try {
       out.push_back(c.spec->node(ctx, c.params));
     } catch (const std::exception& e) {
-      out.push_back(CheckResult::fail(std::string(c.spec->name), std::string("check failed to run: ") + e.what()));
+      out.push_back(CheckResult::fail(std::string(c.spec->name), std::string("check failed to run: ") + e.what(), {}, results::code::kPreflightCheckError));
     }
   }
   return out;
@@ -201,7 +201,7 @@ PreflightReport run_preflight_alone(const PreflightSetup& s) {
       try {
         cluster["consistency"] = consistency_alone(base, s.faults, s.golden ? &*s.golden : nullptr, c.params);
       } catch (const std::exception& e) {
-        cluster["consistency"] = CheckResult::fail("consistency", std::string("check failed to run: ") + e.what());
+        cluster["consistency"] = CheckResult::fail("consistency", std::string("check failed to run: ") + e.what(), {}, results::code::kPreflightCheckError);
       }
     } else if (c.spec->scope == CheckScope::Cluster) {
       cluster[std::string(c.spec->name)] = CheckResult::skip(std::string(c.spec->name), "single process: run under mpirun to check across ranks");
@@ -366,7 +366,8 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
         outcome.peers_missing = true;
         for (const auto& c : s.profile.checks) {
           if (c.spec->scope == CheckScope::Node) {
-            local.push_back(CheckResult::fail(std::string(c.spec->name), fmt::format("no result from {} within {} s", ctx.who(leader), gather_s)));
+            local.push_back(CheckResult::fail(std::string(c.spec->name), fmt::format("no result from {} within {} s", ctx.who(leader), gather_s), {},
+                                              results::code::kPreflightNoResult));
           }
         }
       }

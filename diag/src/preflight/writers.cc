@@ -43,6 +43,10 @@ void write_emf(const PreflightReport& report, const std::string& target, const s
     nlohmann::json failures = nlohmann::json::array();
     for (const CheckResult* f : n.failures()) failures.push_back(f->check + ": " + f->reason);
     doc.set_property("Failures", failures);
+    if (const CheckResult* f = n.primary_failure()) {
+      doc.set_property("Code", std::string(f->failure_code()->code));
+      doc.set_property("Action", std::string(results::to_string(f->failure_code()->action)));
+    }
     sink->write(doc.serialize());
     for (const auto& c : n.checks) {
       if (c.status == CheckStatus::Skip) continue;
@@ -52,6 +56,10 @@ void write_emf(const PreflightReport& report, const std::string& target, const s
       cd.add_dimension_set({"Host", "Check"});
       cd.add_metric("CheckHealthy", "None", c.status == CheckStatus::Pass ? 1 : 0);
       cd.set_property("Reason", c.reason);
+      if (const auto* f = c.failure_code()) {
+        cd.set_property("Code", std::string(f->code));
+        cd.set_property("Action", std::string(results::to_string(f->action)));
+      }
       sink->write(cd.serialize());
     }
   }
@@ -86,8 +94,9 @@ std::string shorten_at_word(const std::string& text, size_t limit) {
 
 }  // namespace
 
-std::string drain_reason(const std::vector<std::string>& items, size_t limit) {
-  const std::string prefix = "smddp preflight: ";
+std::string drain_reason(std::string_view code, const std::vector<std::string>& items, size_t limit) {
+  // `smddp:CODE` first, so that automation reads the code with one match.
+  const std::string prefix = "smddp:" + std::string(code) + " ";
   std::string out = prefix;
   for (size_t i = 0; i < items.size(); ++i) {
     const std::string more = i + 1 < items.size() ? fmt::format(" (+{} more)", items.size() - i - 1) : "";
@@ -113,9 +122,29 @@ std::vector<DrainCommand> drain_commands(const PreflightReport& report) {
   std::vector<DrainCommand> out;
   for (const auto& n : report.nodes) {
     std::vector<std::string> items;
-    for (const CheckResult* f : n.failures()) items.push_back(f->check + ": " + f->reason);
-    if (items.empty()) continue;
-    out.push_back(DrainCommand{n.slurm_node.empty() ? n.host : n.slurm_node, drain_reason(items)});
+    const CheckResult* primary = n.primary_failure();
+    // An action that drains nothing (none) leaves the node in service: undrained_notes names it.
+    if (!primary || !results::traits(primary->failure_code()->action).drain) continue;
+    // The primary failure first: a reason cut short keeps the one its code names.
+    items.push_back(primary->check + ": " + primary->reason);
+    for (const CheckResult* f : n.failures()) {
+      if (f != primary) items.push_back(f->check + ": " + f->reason);
+    }
+    out.push_back(DrainCommand{n.slurm_node.empty() ? n.host : n.slurm_node, drain_reason(primary->failure_code()->code, items)});
+  }
+  return out;
+}
+
+std::vector<std::string> undrained_notes(const PreflightReport& report) {
+  std::vector<std::string> out;
+  for (const auto& n : report.nodes) {
+    const CheckResult* primary = n.primary_failure();
+    if (!primary || results::traits(primary->failure_code()->action).drain) continue;
+    const auto* c = primary->failure_code();
+    // A comment and shell-safe: --print-drain's output still runs as a script.
+    out.push_back(drain_safe(fmt::format("# smddp:{} {}: not drained (action {}): {}: {}", c->code,
+                                         n.slurm_node.empty() ? n.host : n.slurm_node, results::to_string(c->action),
+                                         primary->check, primary->reason)));
   }
   return out;
 }

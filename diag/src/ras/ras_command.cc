@@ -25,7 +25,7 @@ namespace {
 
 nlohmann::json failure_json(const RasFailure& f) {
   const RasCode& c = ras_code(f.kind);
-  nlohmann::json j{{"code", c.code}, {"action", c.action}, {"host", f.peer.host}, {"pid", f.peer.pid},
+  nlohmann::json j{{"code", c.code}, {"action", ras_action(c)}, {"host", f.peer.host}, {"pid", f.peer.pid},
                    {"gpus", f.peer.gpus}, {"rank", f.rank}, {"comm", f.comm}, {"detail", f.detail}};
   return j;
 }

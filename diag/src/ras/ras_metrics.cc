@@ -57,13 +57,13 @@ void RasMetrics::set_failures(const std::vector<RasFailure>& failures) {
       g = it->second;
       failures_.erase(it);
     } else {
-      g = &failure_family_.Add({{"code", std::string(c.code)}, {"action", std::string(c.action)}, {"host", std::get<1>(key)},
+      g = &failure_family_.Add({{"code", std::string(c.code)}, {"action", std::string(ras_action(c))}, {"host", std::get<1>(key)},
                                 {"pid", std::get<2>(key)}, {"rank", std::get<3>(key)}});
     }
     g->Set(1);
     next[key] = g;
     if (counted_.size() < kMaxCounted && counted_.insert(key).second) {
-      failures_total_.Add({{"code", std::string(c.code)}, {"action", std::string(c.action)}}).Increment();
+      failures_total_.Add({{"code", std::string(c.code)}, {"action", std::string(ras_action(c))}}).Increment();
     }
   }
   for (auto& [key, g] : failures_) failure_family_.Remove(g);

@@ -115,7 +115,7 @@ std::string RasPeer::text() const {
 
 std::string RasFailure::text() const {
   const RasCode& c = ras_code(kind);
-  std::string out = std::string(c.code) + " (" + std::string(c.action) + "): " + peer.text();
+  std::string out = std::string(c.code) + " (" + std::string(ras_action(c)) + "): " + peer.text();
   if (rank >= 0) out += ", rank " + std::to_string(rank);
   if (!comm.empty()) out += " of communicator " + comm;
   if (!detail.empty()) out += ": " + detail;

@@ -9,6 +9,7 @@ random --seed, printed first; SMDDP_TEST_SEED=N replays one.
 import glob
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -404,10 +405,25 @@ def test_dtype_names():
 
 
 def test_threshold():
-    """--min-busbw above anything reachable: exit 2, rows still reported."""
-    r = run(mpirun(2, "allreduce", "-b", "1M", "-e", "2M", "-n", "2", "-c", "1", "--min-busbw", "100000"))
-    if r.returncode != 2 or "Below threshold" not in r.stdout:
-        fail(f"exit {r.returncode}\n{r.stdout}")
+    """--min-busbw above anything reachable: exit 2, rows still reported; the
+    JSON's totals.verdicts names the gate's code and action class (docs/diag.md,
+    "Failure codes"), and a run that passes has none."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        r = run(mpirun(2, "allreduce", "-b", "1M", "-e", "2M", "-n", "2", "-c", "1", "--min-busbw", "100000",
+                       "-J", out))
+        if r.returncode != 2 or "Below threshold" not in r.stdout:
+            fail(f"exit {r.returncode}\n{r.stdout}")
+        verdicts = json.load(open(out))["totals"].get("verdicts")
+        want = [{"code": "SMDDP-BENCH-BELOW-THRESHOLD", "action": "escalate"}]
+        if not isinstance(verdicts, list) or [{k: v.get(k) for k in ("code", "action")} for v in verdicts] != want or \
+                not re.fullmatch(r"allreduce \(smddp\): average bus bandwidth [0-9.]+ GB/s below --min-busbw "
+                                 r"100000\.000 GB/s", verdicts[0].get("text", "")):
+            fail(f"totals.verdicts {verdicts}, want {want} with the average and the threshold")
+        r2 = run(mpirun(2, "allreduce", "-b", "1M", "-e", "1M", "-n", "1", "-w", "0", "-c", "1", "--min-busbw", "0.000001",
+                        "-J", out))
+        if r2.returncode != 0 or json.load(open(out))["totals"].get("verdicts") != []:
+            fail(f"a passing gate: exit {r2.returncode}, totals {json.load(open(out))['totals']}")
     rows = table_rows(r.stdout)
     if [row[0] for row in rows] != [str(1 << 20), str(2 << 20)] or any(
             row[8] != "0" or row[12] != "0" or float(row[7]) <= 0 for row in rows):

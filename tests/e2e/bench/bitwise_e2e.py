@@ -80,7 +80,7 @@ def check_clean(what, r, doc, rows_expected):
     footers = re.findall(r"^# Bitwise differences\s+: (\d+) (\w+)$", r.stdout, re.M)
     if not footers or any(f != ("0", "OK") for f in footers):
         fail(f"{what}: section footers {footers}")
-    if doc["totals"].get("bitwise_differences") != 0:
+    if doc["totals"].get("bitwise_differences") != 0 or doc["totals"].get("verdicts") != []:
         fail(f"{what}: totals {doc['totals']}")
 
 
@@ -140,6 +140,14 @@ def check_flip(what, r, doc, collective, placement, rank, element, bit, repeat):
         fail(f"{what}: lines:\n" + "\n".join(lines))
     if not re.search(r"^# Bitwise differences\s+: [1-9]\d* FAILED$", r.stdout, re.M):
         fail(f"{what}: no FAILED footer")
+    # The verdicts, with their codes and action classes (docs/diag.md,
+    # "Failure codes"): a corrupted repeat 1 is #wrong as well.
+    want = [("SMDDP-BENCH-WRONG", "escalate")] if repeat == 1 else []
+    want.append(("SMDDP-BENCH-BITWISE", "replace"))
+    verdicts = doc["totals"].get("verdicts")
+    if not isinstance(verdicts, list) or [(v.get("code"), v.get("action")) for v in verdicts] != want or \
+            f"{doc['totals']['bitwise_differences']} differences" not in verdicts[-1]["text"]:
+        fail(f"{what}: totals.verdicts {verdicts}; want codes and actions {want}")
 
 
 def flips(np, root, flip_rank, extra_env=None, extra_args=(), collectives=COLLECTIVES, element_base=3):

@@ -142,7 +142,7 @@ def test_gate():
         fast = os.path.join(d, "fast.json")
         scaled(m, fast, 0.01)
         r = bench(*GATE, "--baseline", fast)
-        below = re.findall(r"smddp-bench: below the baseline: (allreduce float (\d+) B.*less 25 %, .*predicted.*)", r.stderr)
+        below = re.findall(r"smddp-bench: SMDDP-BENCH-BELOW-BASELINE below the baseline: (allreduce float (\d+) B.*less 25 %, .*predicted.*)", r.stderr)
         if r.returncode != 2 or len(below) != 10 or sorted({int(b[1]) for b in below}) != [65536 << i for i in range(5)]:
             fail(f"want exit 2 naming 10 rows; exit {r.returncode}\n{r.stderr[-3000:]}")
         print(f"own model passes; 100x model fails {len(below)} rows with exit 2")
@@ -253,7 +253,8 @@ def test_bad_input():
             fail("\n".join(problems))
         # Entries of the run's names that match no row after all (no such size): the gate fails.
         r = bench(*SWEEP, "--baseline", yaml_baseline("size.yaml", "collective: allreduce, bytes: 3"))
-        if r.returncode != 2 or "no row was judged (no entry matches a row with a bus bandwidth): the gate fails" not in r.stderr:
+        if r.returncode != 2 or "SMDDP-BENCH-NOT-JUDGED --baseline " not in r.stderr or \
+                "no row was judged (no entry matches a row with a bus bandwidth): the gate fails" not in r.stderr:
             fail(f"a baseline that judged no row: exit {r.returncode}, want 2\n{r.stderr[-2000:]}")
         print(f"{len(cases)} bad inputs refused with one line; a gate that judged nothing fails")
 

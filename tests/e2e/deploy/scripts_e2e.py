@@ -301,11 +301,13 @@ def test_sagemaker_run_1host():
     print(f"failed preflight stops the job; good run: {len(doc['rows'])} rows, CSV and EMF in output/data")
 
 
-def slurm_fakes(d, diag_rc=0):
+def slurm_fakes(d, diag_rc=0, output="node7: UNHEALTHY (efa_devices: 0 of 4)"):
     bins = f"{d}/bin"
     fake_bin(bins, "srun", f'echo "srun $*" >>{d}/calls; case "$*" in *preflight*) exit {diag_rc};; esac; exit 0')
     fake_bin(bins, "scontrol", f'echo "scontrol $*" >>{d}/calls')
-    fake_bin(bins, "smddp-diag", f'echo "smddp-diag $*" >>{d}/calls; echo "node7: UNHEALTHY (efa_devices: 0 of 4)"; exit {diag_rc}')
+    with open(f"{d}/diag-output", "w") as f:
+        f.write(output + "\n")
+    fake_bin(bins, "smddp-diag", f'echo "smddp-diag $*" >>{d}/calls; cat {d}/diag-output; exit {diag_rc}')
     return bins
 
 
@@ -350,7 +352,7 @@ def test_slurm_prolog():
             r = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=60)
             got = calls(d)
             drains = [c for c in got if c.startswith("scontrol")]
-            want_drain = ['scontrol update nodename=node7 state=drain reason=smddp preflight: node7: UNHEALTHY (efa_devices: 0 of 4)']
+            want_drain = ['scontrol update nodename=node7 state=drain reason=smddp:SMDDP-UNCLASSIFIED node7: UNHEALTHY (efa_devices: 0 of 4)']
             if r.returncode != want_rc or (drains != want_drain if drained else drains):
                 fail(f"diag {diag_rc} DRAIN={drain}: exit {r.returncode} (want {want_rc}), calls {got}\n{r.stderr}")
             if not got or not got[0].startswith("smddp-diag preflight -p local --json"):
@@ -358,6 +360,30 @@ def test_slurm_prolog():
             log = open(f"{d}/log/preflight.log").read()
             if f"job=42 node=node7 exit={diag_rc}" not in log:
                 fail(f"log: {log!r}")
+    # smddp-diag's own lines: its drain line's reason (smddp:CODE ...) is the
+    # one used; a failure whose action drains nothing (a "not drained"
+    # comment, docs/diag.md "Failure codes") leaves the node in service.
+    drain_line = ('node7 | ERROR: gpu_ecc: GPU 0 has 2 uncorrectable ECC errors\n'
+                  'scontrol update nodename=node7 state=drain reason="smddp:SMDDP-PREFLIGHT-GPU-ECC gpu_ecc: GPU 0 has 2 '
+                  'uncorrectable ECC errors"')
+    note = ('node7 | ERROR: x: RAS could not reach rank 3\n'
+            '# smddp:SMDDP-RAS-PEER-UNRESPONSIVE node7: not drained (action none): x: RAS could not reach rank 3')
+    for output, want_rc, want_drain, want_log in (
+            (drain_line, 1, ["scontrol update nodename=node7 state=drain reason=smddp:SMDDP-PREFLIGHT-GPU-ECC gpu_ecc: "
+                             "GPU 0 has 2 uncorrectable ECC errors"], "drained: smddp:SMDDP-PREFLIGHT-GPU-ECC"),
+            (note, 0, [], "unhealthy, not drained: smddp:SMDDP-RAS-PEER-UNRESPONSIVE node7")):
+        with tempfile.TemporaryDirectory() as d:
+            bins = slurm_fakes(d, 1, output)
+            env = clean_env(PATH=f"{bins}:{os.environ['PATH']}", SLURMD_NODENAME="node7", SLURM_JOB_ID="42",
+                            SMDDP_BIN_DIR=bins, SMDDP_PREFLIGHT_DRAIN="1", SMDDP_PREFLIGHT_LOG_DIR=f"{d}/log",
+                            SMDDP_PREFLIGHT_CONFIG=f"{d}/none.env")
+            r = subprocess.run(["bash", script], env=env, capture_output=True, text=True, timeout=60)
+            drains = [c for c in calls(d) if c.startswith("scontrol")]
+            log = open(f"{d}/log/preflight.log").read()
+            if r.returncode != want_rc or drains != want_drain or want_log not in log or \
+                    "exit=1 node7 | ERROR: " not in log:
+                fail(f"{output.splitlines()[-1][:60]}: exit {r.returncode} (want {want_rc}), drains {drains}, "
+                     f"log {log!r}\n{r.stderr}")
     # Hostile settings (issue 36): a FIFO as the config file, a huge keep count,
     # timeouts that are not whole seconds. The prolog neither hangs nor drains.
     for extra in ({"SMDDP_PREFLIGHT_CONFIG": "FIFO"}, {"SMDDP_PREFLIGHT_KEEP": "99999999999999999999"},

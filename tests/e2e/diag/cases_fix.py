@@ -80,7 +80,7 @@ def fix_preflight_json_drain(tmp):
     equal((j["healthy"], j["nodes"][0]["slurm_node"]), (False, "slurm-node-7"), "JSON report names the Slurm node")
     drains = [l for l in p.stderr.splitlines() if l.startswith("scontrol update")]
     equal(len(drains), 1, f"one drain line on stderr ({p.stderr!r})")
-    check(drains[0].startswith('scontrol update nodename=slurm-node-7 state=drain reason="smddp preflight: gpu_temperature: '),
+    check(drains[0].startswith('scontrol update nodename=slurm-node-7 state=drain reason="smddp:SMDDP-PREFLIGHT-GPU-TEMPERATURE gpu_temperature: '),
           "the drain names SLURMD_NODENAME", drains[0])
     # Without it, inside an allocation: scontrol show hostnames maps the host.
     p = diag(*args, env=dict(env, SLURM_JOB_NODELIST="slurm-n1"), check_rc=1)
@@ -125,7 +125,7 @@ def fix_slurm_prolog(tmp):
         equal(p.returncode, 1, f"unhealthy and DRAIN=1: exit 1 ({p.stderr!r})")
     equal(got[:3], ["update", "nodename=slurm-node-3", "state=drain"], "scontrol drains SLURMD_NODENAME")
     reason = got[3][len("reason="):]
-    check(len(reason) <= 255 and reason.startswith("smddp preflight: gpu_temperature: GPU 0 ") and reason.endswith("(+1 more)"),
+    check(len(reason) <= 255 and reason.startswith("smddp:SMDDP-PREFLIGHT-GPU-TEMPERATURE gpu_temperature: GPU 0 ") and reason.endswith("(+1 more)"),
           "the reason: whole words within 255 bytes, the rest counted", reason)
     check(re.search(r"(\)|\.\.\.) \(\+1 more\)$", reason), "never cut mid-word", reason)
     # One fixed report and .prom; older reports rotate, N kept.

@@ -82,6 +82,17 @@ def preflight_gpu_efa(tmp):
         p = diag(*args, env=nvml_env(**values), check_rc=1)
         got = lines_for(p.stdout, HOST)
         check(len(got) == 1 and got[0].startswith(f"{HOST} | ERROR: {want}"), f"FAKE_NVML {values} -> {want}", p.stdout)
+    # A failed check's outputs carry its failure code and action (docs/diag.md, "Failure codes").
+    report, prom = os.path.join(tmp, "codes.json"), os.path.join(tmp, "codes.prom")
+    diag(*args, "--json", report, "--prom-textfile", prom, env=nvml_env(temp="40,40,40,95,40"), check_rc=1)
+    node = json.load(open(report))["nodes"][0]
+    failed = [c for c in node["checks"] if c["status"] == "fail"]
+    equal([(c["name"], c.get("code"), c.get("action")) for c in failed],
+          [("gpu_temperature", "SMDDP-PREFLIGHT-GPU-TEMPERATURE", "escalate")], "JSON: the failed check's code and action")
+    equal((node.get("code"), node.get("action")), ("SMDDP-PREFLIGHT-GPU-TEMPERATURE", "escalate"), "JSON: the node's code")
+    check(all("code" not in c for c in node["checks"] if c["status"] != "fail"), "JSON: passes carry no code", json.dumps(node))
+    check('smddp_preflight_check_healthy{action="escalate",check="gpu_temperature",code="SMDDP-PREFLIGHT-GPU-TEMPERATURE"} 0'
+          in open(prom).read().splitlines(), "Prometheus: the code and action labels", open(prom).read())
     # No NVML at all on a node that should have GPUs: gpu_count fails, the
     # GPU health checks are skipped (one root cause, not seven).
     p = diag(*args, "-v", env={"SMDDP_NVML_LIBRARY": "libnvidia-ml-absent.so.1"}, check_rc=1)
@@ -136,13 +147,13 @@ def preflight_drain(tmp):
     calls = os.path.join(tmp, "scontrol.calls")
     args = ["preflight", "--profile", "p4d.24xlarge", "--checks", "gpu_count,gpu_temperature"]
     p = diag(*args, "--print-drain", env=env, check_rc=1)
-    want = (f'scontrol update nodename={HOST} state=drain reason="smddp preflight: gpu_temperature: '
+    want = (f'scontrol update nodename={HOST} state=drain reason="smddp:SMDDP-PREFLIGHT-GPU-TEMPERATURE gpu_temperature: '
             'GPU 2 (0000:20:1c.0) at 95 C (max 85 C)"')
     check(want in p.stdout.splitlines(), "the drain command is printed", p.stdout)
     check(not os.path.exists(calls), "--print-drain never runs scontrol")
     diag(*args, "--drain", env=env, check_rc=1)
     equal(open(calls).read().splitlines(),
-          ["update", f"nodename={HOST}", "state=drain", "reason=smddp preflight: gpu_temperature: GPU 2 (0000:20:1c.0) at 95 C (max 85 C)"],
+          ["update", f"nodename={HOST}", "state=drain", "reason=smddp:SMDDP-PREFLIGHT-GPU-TEMPERATURE gpu_temperature: GPU 2 (0000:20:1c.0) at 95 C (max 85 C)"],
           "scontrol arguments")
     os.remove(calls)
     diag("preflight", "--profile", "local", "--checks", "memlock", "--drain", "--print-drain", env=env, check_rc=0)

@@ -120,7 +120,7 @@ def expect_named(p, c, bad_host, words, report=None, what=""):
         with open(report) as f:
             r = json.load(f)
         got = consistency_of(r, bad_host)
-        if got["status"] != "fail" or got["values"].get("code") != "config":
+        if got["status"] != "fail" or (got.get("code"), got.get("action")) != ("SMDDP-CONFIG-MISMATCH", "config"):
             fail(f"{what}: {bad_host}'s consistency result is not a config failure: {got}")
         for h in others:
             if consistency_of(r, h)["status"] != "pass":

@@ -262,7 +262,7 @@ def test_baseline_gate():
             f.write(re.sub(r"busbw_gbps: ([0-9.e+-]+)", lambda m: f"busbw_gbps: {float(m.group(1)) * 100:g}",
                            text.replace("tolerance: 0.9", "tolerance: 0.25")))
         r = c.run(*bench, "--baseline", fast)
-        below = re.findall(r"smddp-bench: below the baseline: (allreduce float (\d+) B.*)", r.stderr)
+        below = re.findall(r"smddp-bench: SMDDP-BENCH-BELOW-BASELINE below the baseline: (allreduce float (\d+) B.*)", r.stderr)
         if r.returncode != 2 or len(below) != 6 or sorted({int(b[1]) for b in below}) != [65536, 262144, 1048576]:
             fail(f"want exit 2 naming the 3 rows; exit {r.returncode}\n{r.stderr[-3000:]}")
         # A malformed baseline is a usage error before any work.

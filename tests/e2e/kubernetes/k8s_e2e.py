@@ -218,6 +218,17 @@ def profile_facts(name):
     return prof["checks"]["gpu_count"]["expected"], prof["checks"]["efa_count"]["expected"]
 
 
+def ours_taints():
+    """The taint keys of docs/diag.md's action table (a unit test keeps that
+    table equal to smddp-diag's): the taints smddp-node-health.py sets."""
+    text = open(os.path.join(ARGS.root, "docs", "diag.md")).read()
+    table = text[text.index("<!-- actions:begin -->"):text.index("<!-- actions:end -->")]
+    keys = set(re.findall(r"`([a-z0-9.]+/[a-z0-9-]+)=CODE:NoSchedule`", table))
+    if len(keys) < 3:
+        fail(f"docs/diag.md's action table names taints {sorted(keys)}: expected three")
+    return keys
+
+
 def test_consistency():
     """What several objects must agree on: sizes, names, ports, paths, profile, RBAC."""
     docs = rendered()
@@ -310,8 +321,9 @@ def test_consistency():
         if (binding["subjects"] != [{"kind": "ServiceAccount", "name": cspec["serviceAccountName"], "namespace": ns}]
                 or binding["roleRef"]["name"] != role["metadata"]["name"]):
             fail(f"ClusterRoleBinding {binding}")
-        if not any(t.get("key") == "smddp.io/preflight" for t in cspec["tolerations"]):
-            fail("the CronJob must tolerate its own taint to clear it")
+        tolerated = {t.get("key") for t in cspec["tolerations"] if t.get("operator") == "Exists"}
+        if not ours_taints() <= tolerated:
+            fail(f"the CronJob must tolerate its own taints to clear them: {sorted(ours_taints() - tolerated)}")
         # One image for every smddp container.
         images = {c["image"] for _, _, _, c in containers(objs) if "pushgateway" not in c["image"]}
         comp = yaml.safe_load(open(k8s_dir("components", "image", "kustomization.yaml")))["images"][0]

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """deploy/kubernetes/base/smddp-node-health.py against a fake API server.
 
-Usage: node_health_e2e.py --root REPO TEST
+Usage: node_health_e2e.py --root REPO --diag SMDDP_DIAG TEST
 
 The fake server (127.0.0.1, an ephemeral port, a thread of this process)
 keeps Node objects, applies merge patches (RFC 7386) with the API server's
 resourceVersion check (409 on a stale one), records every request, and can
 answer 401, 403 or nothing at all. Each test asserts on the requests (method,
 path, headers, PATCH bodies), the resulting labels, taints and expiry
-timestamps, the script's exit code and its stderr line.
+timestamps, the script's exit code and its stderr line. The failure codes
+and their taints come from the real `smddp-diag codes --json` (--diag).
 """
 import argparse
 import copy
@@ -27,6 +28,13 @@ import yaml
 ARGS = None
 TOKEN = "test-token-123"
 P = "smddp.io/"
+# The taint each action class gives, as docs/diag.md ("Failure codes") and
+# docs/deploy.md promise it: the test's own word, so that a script or a
+# table that strays from it fails here.
+TAINT_OF_ACTION = {"none": None, "re-run": P + "preflight", "config": P + "preflight", "escalate": P + "preflight",
+                   "reboot": P + "pending-reboot", "replace": P + "pending-replacement"}
+OUR_KEYS = {k for k in TAINT_OF_ACTION.values() if k}
+# Before failure codes the script set this one; a pass or a fail now replaces it.
 TAINT = {"key": P + "preflight", "value": "failed", "effect": "NoSchedule"}
 OTHER_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
@@ -136,9 +144,17 @@ def node(name, labels=None, taints=None, rv="100"):
             "spec": {"taints": list(taints)} if taints else {}}
 
 
+def taint(key, code):
+    return {"key": key, "value": code, "effect": "NoSchedule"}
+
+
 def report(d, healthy, failed=()):
+    """failed: (check, reason) of a report before codes, or (check, reason, code, action)."""
     checks = [{"name": "gpu_count", "status": "pass", "healthy": True, "reason": "8 GPUs"}]
-    checks += [{"name": n, "status": "fail", "healthy": False, "reason": r} for n, r in failed]
+    for n, r, *coded in failed:
+        checks.append({"name": n, "status": "fail", "healthy": False, "reason": r})
+        if coded:
+            checks[-1].update(code=coded[0], action=coded[1])
     checks.append({"name": "clock_skew", "status": "skip", "healthy": True, "reason": "needs mpirun"})
     path = os.path.join(d, "preflight.json")
     with open(path, "w") as f:
@@ -154,6 +170,8 @@ def script(fake, d, *args, timeout=5, env=None):
     cmd = [sys.executable, os.path.join(ARGS.root, "deploy/kubernetes/base/smddp-node-health.py"), *args]
     if fake:
         cmd[3:3] = ["--api-server", fake.url, "--token-file", token, "--timeout", str(timeout)]
+        if args[0] in ("label", "run") and "--diag" not in args and not (env and "SMDDP_TEST_NO_DIAG" in env):
+            cmd[3:3] = ["--diag", ARGS.diag]
     before = int(time.time())
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
                        env=env or {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "NODE_"))})
@@ -199,7 +217,8 @@ def test_pass():
     body = fake.patches()[0]["body"]
     till = check_valid_till(body["metadata"]["labels"], before, after, 3600)
     want = {"metadata": {"labels": {P + "preflight-result": "pass", P + "preflight-profile": "p4d.24xlarge",
-                                    P + "preflight-failed-checks": None, P + "preflight-valid-till-sec": str(till)},
+                                    P + "preflight-failed-checks": None, P + "preflight-valid-till-sec": str(till),
+                                    P + "preflight-code": None, P + "preflight-action": None},
                          "annotations": {P + "preflight-reason": None}}}
     if body != want:
         fail(f"PATCH body {body}\n want {want}")
@@ -209,8 +228,12 @@ def test_pass():
 
 
 def test_fail_taints():
-    """A failing node: result fail, the failed checks, their reasons, and the taint added beside the others."""
-    failed = [("gpu_temperature", "GPU 3 at 95 C (max 85 C)"), ("efa_count", "rdmap32s27 port 1 is DOWN")]
+    """A failing node: result fail, the failed checks, their reasons, the
+    code and action of the furthest-going failure (reboot before escalate,
+    whatever the order), and its action's taint beside the others'."""
+    failed = [("gpu_temperature", "GPU 3 at 95 C (max 85 C)", "SMDDP-PREFLIGHT-GPU-TEMPERATURE", "escalate"),
+              ("efa_count", "rdmap32s27 port 1 is DOWN", "SMDDP-PREFLIGHT-EFA-COUNT", "reboot")]
+    want_taint = taint(P + "pending-reboot", "SMDDP-PREFLIGHT-EFA-COUNT")
     fake, r, before, after = run_label(1, [node("n1", taints=[OTHER_TAINT], rv="7")], failed)
     expect_exit(r, 0)
     body = fake.patches()[0]["body"]
@@ -218,20 +241,42 @@ def test_fail_taints():
     want = {"metadata": {"resourceVersion": "7",
                          "labels": {P + "preflight-result": "fail", P + "preflight-profile": "p4d.24xlarge",
                                     P + "preflight-failed-checks": "gpu_temperature.efa_count",
-                                    P + "preflight-valid-till-sec": str(till)},
+                                    P + "preflight-valid-till-sec": str(till),
+                                    P + "preflight-code": "SMDDP-PREFLIGHT-EFA-COUNT",
+                                    P + "preflight-action": "reboot"},
                          "annotations": {P + "preflight-reason": "gpu_temperature: GPU 3 at 95 C (max 85 C); "
                                                                  "efa_count: rdmap32s27 port 1 is DOWN"}},
-            "spec": {"taints": [OTHER_TAINT, TAINT]}}
+            "spec": {"taints": [OTHER_TAINT, want_taint]}}
     if body != want:
         fail(f"PATCH body {body}\n want {want}")
-    if fake.nodes["n1"]["spec"]["taints"] != [OTHER_TAINT, TAINT]:
+    if fake.nodes["n1"]["spec"]["taints"] != [OTHER_TAINT, want_taint]:
         fail(f"taints after {fake.nodes['n1']['spec']}")
+    if "SMDDP-PREFLIGHT-EFA-COUNT (reboot)" not in r.stdout or "tainted smddp.io/pending-reboot=" not in r.stdout:
+        fail(f"stdout {r.stdout!r}")
+    # The same failure again: nothing to change in the taints, no resourceVersion needed.
+    fake2 = Fake([node("n1", taints=[OTHER_TAINT, want_taint])])
+    d = tempfile.mkdtemp()
+    try:
+        r, _, _ = script(fake2, d, "label", "--node", "n1", "--report", report(d, False, failed), "--exit-code", "1")
+    finally:
+        fake2.close()
+    expect_exit(r, 0)
+    if "spec" in fake2.patches()[0]["body"] or fake2.nodes["n1"]["spec"]["taints"] != [OTHER_TAINT, want_taint]:
+        fail(f"a repeated failure changed the taints: {fake2.patches()[0]['body']}")
 
 
 def test_pass_untaints():
-    """A pass on a tainted node removes our taint only, guarded by the resourceVersion."""
-    fake, r, _, _ = run_label(0, [node("n1", {P + "preflight-result": "fail"}, [TAINT, OTHER_TAINT], rv="41")])
+    """A pass on a tainted node removes every taint of ours (each action's,
+    and the one before codes) and the code labels, others' taints stay;
+    guarded by the resourceVersion."""
+    ours = [TAINT, taint(P + "pending-reboot", "SMDDP-PREFLIGHT-GPU-ECC"),
+            taint(P + "pending-replacement", "SMDDP-BENCH-BITWISE")]
+    labels = {P + "preflight-result": "fail", P + "preflight-code": "SMDDP-PREFLIGHT-GPU-ECC",
+              P + "preflight-action": "reboot"}
+    fake, r, _, _ = run_label(0, [node("n1", labels, ours[:1] + [OTHER_TAINT] + ours[1:], rv="41")])
     expect_exit(r, 0)
+    if {P + "preflight-code", P + "preflight-action"} & set(fake.nodes["n1"]["metadata"]["labels"]):
+        fail(f"code labels left: {fake.nodes['n1']['metadata']['labels']}")
     body = fake.patches()[0]["body"]
     if body["spec"] != {"taints": [OTHER_TAINT]} or body["metadata"]["resourceVersion"] != "41":
         fail(f"PATCH body {body}")
@@ -241,9 +286,11 @@ def test_pass_untaints():
 
 
 def test_error_keeps_taint():
-    """Preflight exit 70 (could not run): result error, the taint left as it was (none added, none removed)."""
-    for taints in ([], [TAINT]):
-        fake, r, _, _ = run_label(70, [node("n1", taints=taints)])
+    """Preflight exit 70 (could not run): result error, the taints left as
+    they were (none added, none removed); it needs no table, so a broken
+    smddp-diag does not keep the node from being labelled."""
+    for taints in ([], [TAINT], [taint(P + "pending-reboot", "SMDDP-PREFLIGHT-GPU-ECC")]):
+        fake, r, _, _ = run_label(70, [node("n1", taints=taints)], extra=("--diag", "/nonexistent/smddp-diag"))
         expect_exit(r, 0)
         body = fake.patches()[0]["body"]
         if "spec" in body or body["metadata"]["labels"][P + "preflight-result"] != "error" or \
@@ -260,7 +307,8 @@ def test_conflict_retry():
     seq = [(q["method"], (q["body"] or {}).get("metadata", {}).get("resourceVersion")) for q in fake.requests]
     if seq != [("GET", None), ("PATCH", "5"), ("GET", None), ("PATCH", "6")]:
         fail(f"requests {seq}")
-    if fake.nodes["n1"]["spec"]["taints"] != [TAINT]:
+    # A report without codes (written before them): SMDDP-UNCLASSIFIED, escalate.
+    if fake.nodes["n1"]["spec"]["taints"] != [taint(P + "preflight", "SMDDP-UNCLASSIFIED")]:
         fail(f"taints {fake.nodes['n1']['spec']}")
     # Conflicts that never end: bounded attempts, then exit 70.
     fake, r, _, _ = run_label(1, [node("n1")], [("gpu_ecc", "2")], conflicts=99)
@@ -321,7 +369,8 @@ def test_expire():
         fail(f"patched {[p['path'] for p in patches]}")
     want = {"metadata": {"resourceVersion": "3", "annotations": {P + "preflight-reason": None},
                          "labels": {P + k: None for k in ("preflight-result", "preflight-valid-till-sec",
-                                                          "preflight-profile", "preflight-failed-checks")}}}
+                                                          "preflight-profile", "preflight-failed-checks",
+                                                          "preflight-code", "preflight-action")}}}
     if patches[0]["body"] != want:
         fail(f"expire PATCH {patches[0]['body']}\n want {want}")
     n = fake.nodes
@@ -335,11 +384,15 @@ def test_run():
     fake = Fake([node("n1")])
     d = tempfile.mkdtemp()
     try:
-        path = report(d, False, [("memlock", "64 KiB (min unlimited)")])
+        path = report(d, False, [("memlock", "64 KiB (min unlimited)", "SMDDP-PREFLIGHT-MEMLOCK", "config")])
         os.rename(path, path + ".fixture")
         # A stand-in for smddp-diag: writes its report, exits 1 (unhealthy).
         cmd = [sys.executable, "-c", f"import shutil,sys; shutil.copy({path + '.fixture'!r}, {path!r}); sys.exit(1)"]
-        r, _, _ = script(fake, d, "run", "--node", "n1", "--report", path, "--expire", "--", *cmd)
+        # No --diag: the smddp-diag on PATH gives the table.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("KUBERNETES_", "NODE_"))}
+        env.update(PATH=os.path.dirname(os.path.abspath(ARGS.diag)) + os.pathsep + env.get("PATH", ""),
+                   SMDDP_TEST_NO_DIAG="1")
+        r, _, _ = script(fake, d, "run", "--node", "n1", "--report", path, "--expire", "--", *cmd, env=env)
     finally:
         fake.close()
     expect_exit(r, 0)
@@ -347,8 +400,11 @@ def test_run():
     if seq != [("GET", "/api/v1/nodes/n1"), ("PATCH", "/api/v1/nodes/n1"), ("GET", "/api/v1/nodes")]:
         fail(f"requests {seq}")
     labels = fake.nodes["n1"]["metadata"]["labels"]
-    if labels[P + "preflight-result"] != "fail" or labels[P + "preflight-failed-checks"] != "memlock":
+    if labels[P + "preflight-result"] != "fail" or labels[P + "preflight-failed-checks"] != "memlock" or \
+            labels[P + "preflight-code"] != "SMDDP-PREFLIGHT-MEMLOCK" or labels[P + "preflight-action"] != "config":
         fail(f"labels {labels}")
+    if fake.nodes["n1"]["spec"]["taints"] != [taint(P + "preflight", "SMDDP-PREFLIGHT-MEMLOCK")]:
+        fail(f"taints {fake.nodes['n1']['spec']}")
 
 
 def test_rbac_covers_requests():
@@ -391,7 +447,7 @@ def test_usage():
     env = {"PATH": os.environ["PATH"], "KUBERNETES_SERVICE_HOST": "127.0.0.1", "KUBERNETES_SERVICE_PORT": "9",
            "NODE_NAME": "n1"}
     r, _, _ = script(None, d, "label", "--exit-code", "0", "--token-file", os.path.join(d, "token"),
-                     "--ca-file", "/etc/ssl/certs/ca-certificates.crt", env=env)
+                     "--ca-file", "/etc/ssl/certs/ca-certificates.crt", "--diag", ARGS.diag, env=env)
     expect_exit(r, 70, "https://127.0.0.1:9")
 
 
@@ -439,14 +495,116 @@ def test_hostile_input():
             fake.close()
         expect_exit(r, 0)
         patch = fake.patches()[-1]["body"]["metadata"]["labels"]
-        if patch.get(P + "preflight-result") != "fail" or "Traceback" in r.stderr:
+        if patch.get(P + "preflight-result") != "fail" or patch.get(P + "preflight-code") != "SMDDP-UNCLASSIFIED" or \
+                "Traceback" in r.stderr:
             fail(f"report {name}: labels {patch} stderr {r.stderr!r}")
+
+
+def diag_codes():
+    r = subprocess.run([ARGS.diag, "codes", "--json"], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        fail(f"smddp-diag codes --json: exit {r.returncode}: {r.stderr!r}")
+    return json.loads(r.stdout)
+
+
+def test_every_code():
+    """issue 38's "Done when": EVERY code of `smddp-diag codes --json`, as
+    the primary failure of a report, gives the node its code and action
+    labels and its action's taint (TAINT_OF_ACTION: none none, reboot and
+    replace their pending-* taint, the rest smddp.io/preflight), with the
+    code as the taint's value; a stale taint of ours is replaced, others'
+    stay; the next pass removes our taints and the code labels. The drain
+    reason and the metric label of each code: diag's FailureCodes unit test."""
+    doc = diag_codes()
+    table = {a["action"]: a["taint"] for a in doc["actions"]}
+    if table != TAINT_OF_ACTION:
+        fail(f"smddp-diag codes --json maps actions to {table}, docs/deploy.md promises {TAINT_OF_ACTION}")
+    stale = taint(P + "pending-replacement", "SMDDP-OLD")
+    n, passed = 0, set()
+    for row in doc["codes"]:
+        code, action = row["code"], row["action"]
+        # Beside a config failure, which it outranks or (config) precedes; a
+        # none or re-run failure alone, as config would lead.
+        failed = [("x", "evidence", code, action), ("memlock", "limit 64 KiB", "SMDDP-PREFLIGHT-MEMLOCK", "config")]
+        if action in ("none", "re-run"):
+            failed = failed[:1]
+        fake, r, _, _ = run_label(1, [node("n1", taints=[stale, OTHER_TAINT])], failed)
+        expect_exit(r, 0)
+        got = fake.nodes["n1"]
+        labels, taints = got["metadata"]["labels"], got["spec"].get("taints", [])
+        key = TAINT_OF_ACTION[action]
+        want = [OTHER_TAINT] + ([taint(key, code)] if key else [])
+        if labels.get(P + "preflight-code") != code or labels.get(P + "preflight-action") != action or \
+                taints != want:
+            fail(f"{code} ({action}): labels {labels}, taints {taints}; want taints {want}")
+        if row.get("taint") != key:
+            fail(f"{code}: codes --json says taint {row.get('taint')!r}, want {key!r}")
+        # Then a pass (once per action: its taint is what differs): none of
+        # our taints, no code labels.
+        if action in passed:
+            n += 1
+            continue
+        passed.add(action)
+        fake2 = Fake([got])
+        d = tempfile.mkdtemp()
+        try:
+            r, _, _ = script(fake2, d, "label", "--node", "n1", "--report", report(d, True), "--exit-code", "0")
+        finally:
+            fake2.close()
+        expect_exit(r, 0)
+        after = fake2.nodes["n1"]
+        if after["spec"].get("taints") != [OTHER_TAINT] or \
+                {P + "preflight-code", P + "preflight-action"} & set(after["metadata"]["labels"]):
+            fail(f"{code}: after a pass {after}")
+        n += 1
+    if n < 30 or passed != set(TAINT_OF_ACTION) or "SMDDP-UNCLASSIFIED" not in {c["code"] for c in doc["codes"]}:
+        fail(f"{n} codes: the table is not the whole one")
+    print(f"{n} codes: labels and taints as their actions say")
+
+
+def test_unknown_code():
+    """A code this smddp-diag does not know (a newer report): its text on the
+    label and the taint, the report's action when it is one of ours, else
+    SMDDP-UNCLASSIFIED."""
+    for failed, code, action in (([("x", "r", "SMDDP-NEW-THING", "replace")], "SMDDP-NEW-THING", "replace"),
+                                 ([("x", "r", "SMDDP-NEW-THING", "melt")], "SMDDP-UNCLASSIFIED", "escalate"),
+                                 ([("x", "r", "not a code", "reboot")], "SMDDP-UNCLASSIFIED", "escalate")):
+        fake, r, _, _ = run_label(1, [node("n1")], failed)
+        expect_exit(r, 0)
+        labels, taints = fake.nodes["n1"]["metadata"]["labels"], fake.nodes["n1"]["spec"]["taints"]
+        if (labels[P + "preflight-code"], labels[P + "preflight-action"]) != (code, action) or \
+                taints != [taint(TAINT_OF_ACTION[action], code)]:
+            fail(f"{failed}: labels {labels} taints {taints}")
+
+
+def test_diag_fails():
+    """smddp-diag missing, failing or printing something else: one line, exit
+    70 (64: none on PATH), and the node untouched."""
+    d = tempfile.mkdtemp()
+    liar = os.path.join(d, "liar")
+    with open(liar, "w") as f:
+        f.write("#!/bin/sh\necho '{\"codes\": 1}'\n")
+    os.chmod(liar, 0o755)
+    for diag, code, needle in (("/nonexistent/smddp-diag", 70, "codes --json"), ("/bin/false", 70, "exit 1"),
+                               (liar, 70, "not the JSON of smddp-diag codes")):
+        fake, r, _, _ = run_label(1, [node("n1")], [("gpu_ecc", "2")], extra=("--diag", diag))
+        expect_exit(r, code, needle)
+        if fake.requests:
+            fail(f"--diag {diag}: {len(fake.requests)} requests, want none")
+    fake = Fake([node("n1")])
+    try:
+        env = {"PATH": "/nonexistent", "SMDDP_TEST_NO_DIAG": "1"}
+        r, _, _ = script(fake, d, "label", "--node", "n1", "--report", report(d, True), "--exit-code", "0", env=env)
+    finally:
+        fake.close()
+    expect_exit(r, 64, "no smddp-diag on PATH")
 
 
 def main():
     global ARGS
     p = argparse.ArgumentParser()
     p.add_argument("--root", required=True)
+    p.add_argument("--diag", required=True, help="smddp-diag: its codes --json")
     p.add_argument("test")
     ARGS = p.parse_args()
     fn = globals().get("test_" + ARGS.test)

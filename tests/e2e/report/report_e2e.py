@@ -365,6 +365,66 @@ def compare_samples(tmp):
 
 
 @test
+def report_codes(tmp):
+    """Failure codes on the page (docs/diag.md, "Failure codes"): a real
+    failing preflight's nodes lead with their primary failure's code and
+    action and each failed check names its own; a real smddp-bench below
+    --min-busbw lists its totals.verdicts; a report without codes still
+    reads as before."""
+    profile = os.path.join(tmp, "fails.yaml")
+    with open(profile, "w") as f:
+        f.write("name: fails\ndescription: disk_free and shm_size fail on any host\nchecks:\n"
+                "  disk_free: {path: /, min: 1000TiB}\n  shm_size: {path: /dev/shm, min: 1000TiB}\n"
+                "  memlock: {min: 4KiB}\n")
+    pre = os.path.join(tmp, "preflight.json")
+    r = run([ARGS.diag, "preflight", "--profile", profile, "--json", pre], timeout=120)
+    check(r.returncode == 1 and os.path.exists(pre), "smddp-diag preflight with failing checks exits 1", r.stderr)
+    node = json.load(open(pre))["nodes"][0]
+    check((node.get("code"), node.get("action")) == ("SMDDP-PREFLIGHT-SHM-SIZE", "config"),
+          "the report names the node's primary failure", node)
+    bench_json = os.path.join(tmp, "bench.json")
+    r = run([ARGS.bench, "allreduce", "-b", "1K", "-e", "1K", "-n", "1", "-w", "0", "--min-busbw", "100000", "-J",
+             bench_json], timeout=120)
+    check(r.returncode == 2, "smddp-bench below --min-busbw exits 2", r.stderr)
+    page = os.path.join(tmp, "codes.html")
+    report(pre, bench_json, "-o", page)
+    text = html.unescape(open(page).read())
+    for needle, what in (
+            ("ERROR SMDDP-PREFLIGHT-SHM-SIZE (config): shm_size: SMDDP-PREFLIGHT-SHM-SIZE (config): ",
+             "the node's verdict leads with its code and action, the failed check names its own"),
+            ("disk_free: SMDDP-PREFLIGHT-DISK-FREE (config): ", "every failed check names its code"),
+            ("disk_free: fail: SMDDP-PREFLIGHT-DISK-FREE (config): ", "the heatmap cell of a failed check names it"),
+            ("<th>code</th><th>action</th><th>verdict</th>", "the verdict table has code and action columns"),
+            ("<td>SMDDP-PREFLIGHT-SHM-SIZE</td><td>config</td>", "the node's row carries them"),
+            ("<h2>smddp-bench: failures</h2>", "smddp-bench's failures get a section"),
+            ("<p>SMDDP-BENCH-BELOW-THRESHOLD (escalate)</p>", "their codes and actions are counted"),
+            ("<td>SMDDP-BENCH-BELOW-THRESHOLD</td><td>escalate</td><td>allreduce (smddp): average bus bandwidth",
+             "each failure's row names code, action and evidence")):
+        check(needle in text, what, needle)
+    # Written before codes: the verdict as before, no failures section.
+    old = json.load(open(pre))
+    for n in old["nodes"]:
+        n.pop("code", None), n.pop("action", None)
+        for c in n["checks"]:
+            c.pop("code", None), c.pop("action", None)
+    bdoc = json.load(open(bench_json))
+    bdoc["totals"].pop("verdicts")
+    old_pre, old_bench = os.path.join(tmp, "old-pre.json"), os.path.join(tmp, "old-bench.json")
+    json.dump(old, open(old_pre, "w"))
+    json.dump(bdoc, open(old_bench, "w"))
+    report(old_pre, old_bench, "-o", page)
+    text = html.unescape(open(page).read())
+    check("ERROR: shm_size: " in text and "SMDDP-" not in text and "smddp-bench: failures" not in text,
+          "a report without codes renders as before")
+    # A code of the wrong type: one line, exit 64.
+    node["code"] = 7
+    json.dump({"tool": "smddp-diag preflight", "nodes": [node]}, open(old_pre, "w"))
+    r = report(old_pre, "-o", page, expect=64)
+    check("nodes[0].code" in r.stderr and len(r.stderr.strip().splitlines()) == 1, "a code that is not text is named",
+          r.stderr)
+
+
+@test
 def report_bad_input(tmp):
     """Not a results document, broken JSON, bad rows, bad options, no chart
     library: exit 64 with one line saying why."""

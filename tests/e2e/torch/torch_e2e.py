@@ -207,6 +207,8 @@ ROW = {"row": int, "collective": str, "dtype": str, "op": str, "root": int, "byt
        "busbw_gbps": float, "wrong": (int, type(None)), "iterations": int, "ratio": float}
 ROW_OPTIONAL = {"roof_fraction": float, "per_iteration": dict, "straggler": dict}
 TOTALS = {"rows": int, "wrong": int, "avg_busbw_gbps": dict, "below_threshold": bool, "exit_code": int}
+# smddp-bench's failures with their codes (docs/bench.md, JSON); the torch bench writes none yet.
+TOTALS_OPTIONAL = {"verdicts": list}
 
 
 def check_keys(obj, required, optional, where):
@@ -230,7 +232,9 @@ def check_schema(doc, who):
     """The JSON schema both writers must follow (docs/bench.md, JSON)."""
     check_keys(doc, TOP, {**TOP_OPTIONAL, **(NCCL_TOP if doc.get("tool") == "smddp-bench" else {})}, who)
     check_keys(doc["options"], OPTIONS, {}, f"{who}.options")
-    check_keys(doc["totals"], TOTALS, {}, f"{who}.totals")
+    check_keys(doc["totals"], TOTALS, TOTALS_OPTIONAL, f"{who}.totals")
+    for v in doc["totals"].get("verdicts", []):
+        check_keys(v, {"code": str, "action": str, "text": str}, {}, f"{who}.totals.verdicts[]")
     if not all(isinstance(v, str) for v in doc["versions"].values()) or "smddp" not in doc["versions"]:
         fail(f"{who}.versions: {doc['versions']}")
     for r in doc["ranks"]:

@@ -76,19 +76,20 @@ TEST(FixPreflight, FingerprintCoversProfileChecksAndSkips) {
 }
 
 TEST(FixDrain, ReasonKeepsWholeItemsWithinTheLimit) {
-  EXPECT_EQ(drain_reason({"gpu_count: expected 8 GPUs, NVML found 7"}), "smddp preflight: gpu_count: expected 8 GPUs, NVML found 7");
-  EXPECT_EQ(drain_reason({"a: one", "b: two"}), "smddp preflight: a: one; b: two");
-  // 17 + 10 + " (+2 more)" = 37 fits 40; a second item would not.
-  EXPECT_EQ(drain_reason({"x: 123456", "y: 1234567890", "z: 1"}, 40), "smddp preflight: x: 123456 (+2 more)");
+  const std::string c = "SMDDP-TEST-CODE";  // "smddp:SMDDP-TEST-CODE " is 22 characters
+  EXPECT_EQ(drain_reason(c, {"gpu_count: expected 8 GPUs, NVML found 7"}), "smddp:SMDDP-TEST-CODE gpu_count: expected 8 GPUs, NVML found 7");
+  EXPECT_EQ(drain_reason(c, {"a: one", "b: two"}), "smddp:SMDDP-TEST-CODE a: one; b: two");
+  // 22 + 9 + " (+2 more)" = 41 fits 45; a second item would not.
+  EXPECT_EQ(drain_reason(c, {"x: 123456", "y: 1234567890", "z: 1"}, 45), "smddp:SMDDP-TEST-CODE x: 123456 (+2 more)");
   // One item longer than the limit is cut at a word.
-  std::string r = drain_reason({"gpu_temperature: GPU 2 at 95 C, GPU 3 at 96 C, GPU 4 at 97 C"}, 50);
-  EXPECT_EQ(r, "smddp preflight: gpu_temperature: GPU 2 at 95...");
+  std::string r = drain_reason(c, {"gpu_temperature: GPU 2 at 95 C, GPU 3 at 96 C, GPU 4 at 97 C"}, 50);
+  EXPECT_EQ(r, "smddp:SMDDP-TEST-CODE gpu_temperature: GPU 2 at...");
   EXPECT_LE(r.size(), 50u);
   std::vector<std::string> many(40, "gpu_ecc: GPU 0 (0000:10:1c.0) has 3 uncorrectable ECC errors");
-  r = drain_reason(many);
+  r = drain_reason(c, many);
   EXPECT_LE(r.size(), kDrainReasonMax);
   EXPECT_NE(r.find(" more)"), std::string::npos);
-  EXPECT_EQ(drain_reason({"q: \"$HOME\" `x` \\n"}), "smddp preflight: q: ''HOME' 'x' 'n");
+  EXPECT_EQ(drain_reason(c, {"q: \"$HOME\" `x` \\n"}), "smddp:SMDDP-TEST-CODE q: ''HOME' 'x' 'n");
 }
 
 }  // namespace
