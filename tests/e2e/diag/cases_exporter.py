@@ -84,7 +84,9 @@ def exporter_prometheus(tmp):
         key = (("counter", "tx_bytes"), ("device", fixtures.EFA_NAMES[1]), ("port", "1"))
         equal(efa[key], float(fixtures.counter_value(1, "tx_bytes")), "EFA tx_bytes")
         equal(value("smddp_preflight_healthy"), {(): 0.0}, "preflight unhealthy")
-        equal(value("smddp_preflight_check_healthy"), {(("check", "gpu_count"),): 1.0, (("check", "gpu_temperature"),): 0.0},
+        # A failed check's series carries its failure code and action (docs/diag.md, "Failure codes").
+        failed = (("action", "escalate"), ("check", "gpu_temperature"), ("code", "SMDDP-PREFLIGHT-GPU-TEMPERATURE"))
+        equal(value("smddp_preflight_check_healthy"), {(("check", "gpu_count"),): 1.0, failed: 0.0},
               "preflight per check")
         info = value("smddp_diag_info")
         equal([dict(k) for k in info], [{"gpus": "2", "host": HOST, "nvml": "available", "version": "0.1.0"}], "info labels")
