@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
-from harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/harness.py)
+from e2e_harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/e2e_harness.py)
 
 ARGS = None
 COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier",

@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/harness.py)
+from e2e_harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/e2e_harness.py)
 
 ARGS = None
 # Every collective that reduces or copies (barrier has no data).

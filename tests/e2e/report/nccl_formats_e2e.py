@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import Tests, check, fail, parse_and_pick, run  # noqa: E402  (tests/e2e/harness.py)
+from e2e_harness import Tests, check, fail, parse_and_pick, run  # noqa: E402  (tests/e2e/e2e_harness.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "fixtures")

@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from harness import SEED, Tests, check, parse_and_pick, run  # noqa: E402  (tests/e2e/harness.py)
+from e2e_harness import SEED, Tests, check, parse_and_pick, run  # noqa: E402  (tests/e2e/e2e_harness.py)
 
 ARGS = None
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

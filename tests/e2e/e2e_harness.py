@@ -2,8 +2,9 @@
 failure as one line, a checked step, a subprocess behind a hang guard, and
 the registry of a script's tests with the command line that runs one.
 
-A script imports it as `from harness import ...` after putting tests/e2e
-on sys.path (see report/report_e2e.py)."""
+A script imports it as `from e2e_harness import ...` after putting
+tests/e2e on sys.path (see report/report_e2e.py); named apart from
+diag/harness.py, the smddp-diag cases' own."""
 import argparse
 import os
 import signal
