@@ -22,11 +22,19 @@ std::string report_lines(const PreflightReport& report, bool verbose) {
       out += n.label + " | Healthy\n";
     } else {
       std::vector<std::string> items;
-      for (const CheckResult* f : failures) items.push_back(f->check + ": " + f->reason);
+      // Each failure ends with its code and action (docs/diag.md, "Failure codes").
+      for (const CheckResult* f : failures) {
+        const results::FailureCode& code = *f->failure_code();
+        items.push_back(fmt::format("{}: {} [{}, {}]", f->check, f->reason, code.code, results::to_string(code.action)));
+      }
       out += n.label + " | ERROR: " + join(items, "; ") + "\n";
     }
     if (verbose) {
-      for (const auto& c : n.checks) out += fmt::format("  {:<22} {:<4} {}\n", c.check, to_string(c.status), c.reason);
+      for (const auto& c : n.checks) {
+        const results::FailureCode* code = c.failure_code();
+        out += fmt::format("  {:<22} {:<4} {}{}\n", c.check, to_string(c.status), c.reason,
+                           code ? fmt::format(" [{}, {}]", code->code, results::to_string(code->action)) : "");
+      }
     }
   }
   return out;

@@ -97,7 +97,8 @@ def preflight_gpu_efa(tmp):
     # GPU health checks are skipped (one root cause, not seven).
     p = diag(*args, "-v", env={"SMDDP_NVML_LIBRARY": "libnvidia-ml-absent.so.1"}, check_rc=1)
     equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: gpu_count: expected 8 GPUs, found none: NVML not available "
-                                      "(libnvidia-ml-absent.so.1: cannot open shared object file: No such file or directory)"],
+                                      "(libnvidia-ml-absent.so.1: cannot open shared object file: No such file or directory) "
+                                      "[SMDDP-PREFLIGHT-GPU-COUNT, reboot]"],
           "missing NVML")
     p = diag(*args, env=nvml_env(init_error=9), check_rc=1)
     check("gpu_count: expected 8 GPUs, found none: NVML not available (nvmlInit failed: Driver Not Loaded)" in p.stdout, "NVML init failure", p.stdout)
@@ -105,18 +106,18 @@ def preflight_gpu_efa(tmp):
     few = os.path.join(tmp, "few")
     fixtures.write_sysfs(few, efa=3)
     p = diag("--sysfs-root", few, "preflight", "--profile", "p4d.24xlarge", "--checks", "efa_count", check_rc=1)
-    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: efa_count: expected 4 EFA devices, found 3: rdmap144s27, rdmap16s27, rdmap32s27"], "3 of 4 EFA")
+    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: efa_count: expected 4 EFA devices, found 3: rdmap144s27, rdmap16s27, rdmap32s27 [SMDDP-PREFLIGHT-EFA-COUNT, reboot]"], "3 of 4 EFA")
     down = os.path.join(tmp, "down")
     fixtures.write_sysfs(down, efa=4, down=(1,))
     p = diag("--sysfs-root", down, "preflight", "--profile", "p4d.24xlarge", "--checks", "efa_count", check_rc=1)
-    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: efa_count: rdmap32s27 port 1 is DOWN"], "EFA port down")
+    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: efa_count: rdmap32s27 port 1 is DOWN [SMDDP-PREFLIGHT-EFA-COUNT, reboot]"], "EFA port down")
 
 
 @case
 def preflight_node_limits(tmp):
     # memlock: the profile wants unlimited, the process gets 1 MiB.
     p = diag("preflight", "--profile", "p4d.24xlarge", "--checks", "memlock", memlock=1 << 20, check_rc=1)
-    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: memlock: locked-memory limit is 1 MiB, the profile wants unlimited (ulimit -l unlimited)"], "memlock")
+    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: memlock: locked-memory limit is 1 MiB, the profile wants unlimited (ulimit -l unlimited) [SMDDP-PREFLIGHT-MEMLOCK, config]"], "memlock")
     diag("preflight", "--profile", "local", "--checks", "memlock", memlock=1 << 20, check_rc=0)
     prof = os.path.join(tmp, "impossible.yaml")
     fixtures.write_profile(prof, {"memlock": {"min": "2MiB"}, "shm_size": {"min": "1PiB"}, "disk_free": {"path": tmp, "min": "1PiB"},
@@ -168,7 +169,7 @@ def preflight_reachability_np2(tmp):
     report = os.path.join(tmp, "r.json")
     p = diag("preflight", "--profile", prof, "--json", report, mpi=[{}, {"SMDDP_DIAG_FAULT": "unreachable"}],
              env=mpi_env(), check_rc=1, timeout=90)
-    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: rank_reachability: rank 1 ({HOST}) unreachable: no answer to 1 of 1 ranks"],
+    equal(lines_for(p.stdout, HOST), [f"{HOST} | ERROR: rank_reachability: rank 1 ({HOST}) unreachable: no answer to 1 of 1 ranks [SMDDP-PREFLIGHT-RANK-REACHABILITY, reboot]"],
           "the silent rank is named")
     checks = {c["name"]: c for c in json.load(open(report))["nodes"][0]["checks"]}
     equal((checks["allreduce_busbw"]["status"], checks["allreduce_busbw"]["reason"]),
