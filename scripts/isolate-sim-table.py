@@ -70,6 +70,8 @@ def run_one(args, n, spec, seed, schedule):
     if n > 16:
         cmd += ["--racks", str(n // 16)]
     r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode == 64 and "to choose from" in r.stderr:
+        return None  # more faulty links than the fabric has
     if r.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr}")
     doc = json.loads(r.stdout)
@@ -79,6 +81,8 @@ def run_one(args, n, spec, seed, schedule):
 
 def cell(args, pool, n, spec, schedule):
     results = list(pool.map(lambda s: run_one(args, n, spec, s, schedule), range(1, args.seeds + 1)))
+    if any(r is None for r in results):
+        return None
     found = sum(k[0] for r in results for k in r[0].values())
     total = sum(k[1] for r in results for k in r[0].values())
     return {"recall": found / total if total else None, "fp": statistics.mean(r[1] for r in results),
@@ -106,30 +110,36 @@ def main():
     ap.add_argument("--sizes", default="16,64,256,1024,4096")
     ap.add_argument("--counts", default="0,1,2,3,4,5")
     ap.add_argument("--kinds", default="slow-node@2.0,slow-link@2.0,stall,flap@4.0")
+    ap.add_argument("--healthy", action=argparse.BooleanOptionalAction, default=True, help="the 0-fault row of each size")
     ap.add_argument("--schedules", default="isolate,chs")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--noise-from", nargs="+")
+    ap.add_argument("--no-header", action="store_true")
     args = ap.parse_args()
     if args.noise_from:
         noise_from(args.noise_from)
         return
     if not args.bin:
         sys.exit("--bin is required")
-    print("| N | faults | schedule | recall | FP/run | rounds mean (max) | simulated s |")
-    print("|--:|---|---|--:|--:|--:|--:|")
+    if not args.no_header:
+        print("| N | faults | schedule | seeds | recall | FP/run | rounds mean (max) | simulated s |")
+        print("|--:|---|---|--:|--:|--:|--:|--:|")
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for n in (int(x) for x in args.sizes.split(",")):
             for kind in args.kinds.split(","):
                 name, _, factor = kind.partition("@")
                 for count in (int(c) for c in args.counts.split(",")):
-                    if count == 0 and kind != args.kinds.split(",")[0]:
+                    if count == 0 and (kind != args.kinds.split(",")[0] or not args.healthy):
                         continue  # the healthy row once per size
                     spec = "none" if count == 0 else f"{name}={count}" + (f"@{factor}" if factor else "")
                     for schedule in args.schedules.split(","):
                         t0 = time.time()
                         c = cell(args, pool, n, spec, schedule)
+                        if c is None:
+                            print(f"| {n} | {spec} | {schedule} | - | n/a: {n // 16 if n > 16 else 1} rack(s) | | | |", flush=True)
+                            continue
                         recall = "-" if c["recall"] is None else f"{c['recall']:.3f}"
-                        print(f"| {n} | {spec} | {schedule} | {recall} | {c['fp']:.3f} | {c['rounds_mean']:.1f} ({c['rounds_max']}) "
+                        print(f"| {n} | {spec} | {schedule} | {args.seeds} | {recall} | {c['fp']:.3f} | {c['rounds_mean']:.1f} ({c['rounds_max']}) "
                               f"| {c['seconds']:.1f} |", flush=True)
                         print(f"  {n} {spec} {schedule}: {time.time() - t0:.0f} s", file=sys.stderr)
 

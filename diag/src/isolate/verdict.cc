@@ -549,13 +549,22 @@ std::vector<NodeTest> Isolation::next_round() {
         out = pairing();
         phase_ = Phase::Retry;
         break;
-      case Phase::Retry:
+      case Phase::Retry: {
         // Suspects are decided within --retries rounds; their links, re-tested
-        // once both ends are cleared, within as many more.
-        if (retry_rounds_ < 2 * limits_.retries) out = retry_round();
+        // once both ends are cleared, within as many more; the bisection's
+        // rounds are kept out of the budget.
+        int bisect_rounds = 0;
+        if (static_cast<int>(live.size()) >= std::max(limits_.bisect_min_nodes, 4)) {
+          for (bisect_rounds = 1; 3 << (bisect_rounds - 1) < static_cast<int>(live.size()); ++bisect_rounds) {
+          }
+        }
+        if (retry_rounds_ < 2 * limits_.retries && round_ + bisect_rounds < round_budget(static_cast<int>(labels_.size()))) {
+          out = retry_round();
+        }
         if (out.empty()) phase_ = Phase::Bisect;
         retry_rounds_ += !out.empty();
         break;
+      }
       case Phase::Confirm:
         // The failing small groups of the bisection, re-tested as they are.
         if (confirm_rounds_++ < limits_.retries) {
