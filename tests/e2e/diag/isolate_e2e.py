@@ -22,13 +22,16 @@ Cases:
   baseline_profiles  every shipped profile loads; the instance profiles'
       baselines load in smddp-bench --baseline (refused, 64, on host memory:
       none of their GPU entries could judge a row)
-  isolate_bad_input  bad flags and result files: one line, exit 64, nothing
-      written (no namespaces needed)
+  isolate_bad_input  bad flags, topology and result files: one line, exit 64,
+      nothing written (no namespaces needed)
   isolate_counters   2 hosts, each with its own fake sysfs tree; a thread
       raises one error counter of host 1 during the run: host 1 is named
       ("fabric_counters: moved during the isolate tests: ..."), host 0 is
       healthy, the JSON carries both hosts' deltas; without the writer both
       are healthy
+  isolate_topology   4 hosts in 2 racks of a --topology table: round 1 pairs
+      inside the racks, round 2 across; a host the file lacks: exit 64, one
+      line from rank 0
   isolate_model      2 hosts, --model with a synthetic smddp-model file: one
       predicting far more than loopback gives names both hosts (the model
       and its prediction in the reason), exit 1; one predicting far less:
@@ -291,6 +294,10 @@ def test_isolate_bad_input():
             (["isolate", "--round-timeout", "0x10"], "--round-timeout '0x10': hexadecimal"),
             (["isolate"], "run it under mpirun or srun"),
             (["isolate", "--profile", "no-such-profile"], "unknown profile 'no-such-profile'"),
+            (["isolate", "--topology", os.path.join(d, "none.txt")], "--topology " + os.path.join(d, "none.txt") + ": cannot read"),
+            (["isolate", "--topology", notjson], "without an \"Instances\" list"),
+            (["isolate", "--racks", "4"], "--racks is for --simulate"),
+            (["isolate", "--seed", "0x1"], "--seed '0x1': hexadecimal"),
             (["baseline", "learn", os.path.join(d, "none.json"), "-o", out], "cannot read"),
             (["baseline", "learn", notjson, "-o", out], "neither smddp-bench JSON ('rows') nor nccl-tests JSON ('results')"),
             (["baseline", "learn", notjson, "-o", out, "--tolerance", "1.5"], "--tolerance must be a fraction"),
@@ -366,6 +373,34 @@ def test_isolate_counters():
         if r.returncode != 0 or bad or len(checks) != 2 or any(ch["status"] != "pass" for ch in checks):
             fail(f"nothing moved: exit {r.returncode}, named {bad}, checks {checks}\n{r.stderr[-2000:]}")
         print(f"without the writer: {checks[0]['reason']}")
+
+
+def test_isolate_topology():
+    namespaces_possible()
+    with Cluster("iso7", 237) as c, tempfile.TemporaryDirectory() as d:
+        # Two racks of two, listed apart from their host order: round 1 pairs
+        # inside the racks, round 2 across; a host the file lacks is 64.
+        topo = os.path.join(d, "topology.txt")
+        rack = {c.host(0): "nn-r1", c.host(1): "nn-r2", c.host(2): "nn-r1", c.host(3): "nn-r2"}
+        with open(topo, "w") as f:
+            f.write("# host layer1 layer3\n" + "".join(f"{h} nn-top {r}\n" for h, r in rack.items()))
+        r = c.run(*isolate_args(4, 1, "--topology", topo, "--seed", "7", "--json", "-"))
+        doc = json.loads(r.stdout) if r.stdout.strip().startswith("{") else {}
+        if r.returncode not in (0, 1) or doc.get("isolate", {}).get("racks") != 2 or doc["isolate"]["seed"] != 7:
+            fail(f"topology run: exit {r.returncode}\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+        for t in doc["isolate"]["tests"]:
+            if t["round"] > 2:
+                continue
+            same = rack[t["nodes"][0]] == rack[t["nodes"][1]]
+            if same != (t["round"] == 1):
+                fail(f"round {t['round']} paired {t['nodes']} ({'inside' if same else 'across'} a rack)")
+        with open(topo, "w") as f:
+            f.write(f"{c.host(0)} nn-r1\n{c.host(1)} nn-r2\n")
+        r = c.run(*isolate_args(4, 1, "--topology", topo))
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("smddp-diag")]
+        if r.returncode != 64 or len(lines) != 1 or f"no entry for host {c.host(2)}" not in lines[0] or r.stdout.strip():
+            fail(f"a host missing from --topology: exit {r.returncode}\n{r.stdout}{r.stderr[-2000:]}")
+        print(f"rounds 1-2 inside then across 2 racks; a missing host: {lines[0]}")
 
 
 def write_model(path, beta_us_per_byte, network_data=True):
