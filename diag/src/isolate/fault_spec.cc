@@ -28,6 +28,10 @@ std::vector<FaultCount> parse_fault_spec(const std::string& spec) {
   std::vector<FaultCount> out;
   if (trim(spec) == "none") return out;
   if (spec.size() > 1000) throw UsageError("--faults: longer than 1000 characters");
+  // Echoed in the message below: one line, printable.
+  if (std::any_of(spec.begin(), spec.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    throw UsageError("--faults: a control character; expected KIND=COUNT[@FACTOR],...");
+  }
   // split() drops empty items; an empty item between commas is still a typo.
   if (!trim(spec).empty() && (trim(spec).front() == ',' || trim(spec).back() == ',' || spec.find(",,") != std::string::npos)) {
     throw UsageError(fmt::format("--faults '{}': an empty item; expected KIND=COUNT[@FACTOR],...", spec));

@@ -264,7 +264,7 @@ class IsolateCommand final : public Command {
     app_->add_option("--model", model_path_, "smddp-model file whose allreduce prediction for each pair test's shape is the busbw floor (replaces the profile's)");
     app_->add_option("--model-tolerance", model_tolerance_pct_, "With --model: fail below the prediction by more than PCT percent")->capture_default_str();
     app_->add_option("--min-stream", min_stream_, "Bidirectional stream floor, GB/s (default: the profile's link_bandwidth floor)");
-    app_->add_option("--retries", settings_.limits.retries, "Rounds that re-test failures with nodes that passed")->capture_default_str();
+    app_->add_option("--retries", settings_.limits.retries, "Re-measurements of each suspect node, link or bisected group; a majority failing names it")->capture_default_str();
     app_->add_option("--bisect-min-nodes", settings_.limits.bisect_min_nodes, "Bisect allreduce groups from this many nodes up")->capture_default_str();
     app_->add_option("--topology", topology_path_, "Pair inside and across racks by FILE: aws ec2 describe-instance-topology JSON, or lines HOST LABEL... (network nodes, top layer first)")
         ->envname("SMDDP_ISOLATE_TOPOLOGY");

@@ -20,21 +20,30 @@ bool plain(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 127; });
 }
 
+// A value as the one-line messages show it: control bytes as '?', at most 64 bytes.
+std::string shown(const std::string& s) {
+  std::string out = s.substr(0, 64);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return out + (s.size() > 64 ? "..." : "");
+}
+
 void add(TopologyMap& map, const std::string& key, std::vector<std::string> labels, const std::string& what,
          const std::string& where) {
-  if (!plain(key)) throw UsageError(fmt::format("{}: {}: '{}' is not a host name", what, where, key));
+  if (!plain(key)) throw UsageError(fmt::format("{}: {}: '{}' is not a host name", what, where, shown(key)));
   if (labels.empty() || labels.size() > kMaxTopologyLayers) {
-    throw UsageError(fmt::format("{}: {}: {} network-node labels for {}; expected 1 to {}", what, where, labels.size(), key,
+    throw UsageError(fmt::format("{}: {}: {} network-node labels for {}; expected 1 to {}", what, where, labels.size(), shown(key),
                                  kMaxTopologyLayers));
   }
   for (const auto& l : labels) {
-    if (!plain(l)) throw UsageError(fmt::format("{}: {}: label '{}' of {} is empty or has spaces", what, where, l, key));
+    if (!plain(l)) throw UsageError(fmt::format("{}: {}: label '{}' of {} is empty or not printable", what, where, shown(l), shown(key)));
   }
   if (!map.empty() && map.begin()->second.size() != labels.size()) {
-    throw UsageError(fmt::format("{}: {}: {} has {} labels, {} has {}: every host needs the same layers", what, where, key,
-                                 labels.size(), map.begin()->first, map.begin()->second.size()));
+    throw UsageError(fmt::format("{}: {}: {} has {} labels, {} has {}: every host needs the same layers", what, where, shown(key),
+                                 labels.size(), shown(map.begin()->first), map.begin()->second.size()));
   }
-  if (!map.emplace(key, std::move(labels)).second) throw UsageError(fmt::format("{}: {}: {} is listed twice", what, where, key));
+  if (!map.emplace(key, std::move(labels)).second) throw UsageError(fmt::format("{}: {}: {} is listed twice", what, where, shown(key)));
 }
 
 TopologyMap parse_ec2(const std::string& text, const std::string& what) {

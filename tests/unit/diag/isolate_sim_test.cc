@@ -123,6 +123,7 @@ TEST(IsolateFaultSpec, RefusesHostileValuesInOneLine) {
     } catch (const UsageError& e) {
       const std::string what = e.what();
       EXPECT_EQ(what.find("--faults"), 0u) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
       EXPECT_LT(what.size(), 1200u) << "bounded";
     }
   }
@@ -148,7 +149,8 @@ TEST(IsolateTopology, RefusesBadFilesInOneLine) {
   const std::vector<std::string> bad = {
       "", "# nothing\n", "h1\n", "h1 a b\nh2 a\n", "h1 a\nh1 b\n", "h1 a b c d e\n", "h1 a\x01 b\n", "{", "{}",
       R"({"Instances": {}})", R"({"Instances": [{"InstanceId": "i-1"}]})", R"({"Instances": [{"InstanceId": "i-1", "NetworkNodes": [1]}]})",
-      R"({"Instances": [{"InstanceId": "i-1", "NetworkNodes": []}]})", R"({"Instances": []})"};
+      R"({"Instances": [{"InstanceId": "i-1", "NetworkNodes": []}]})", R"({"Instances": []})",
+      R"({"Instances": [{"InstanceId": "i-\n1", "NetworkNodes": ["a"]}]})", R"({"Instances": [{"InstanceId": "i-1", "NetworkNodes": ["a\nb"]}]})"};
   for (const auto& text : bad) {
     try {
       parse_topology(text, "--topology t");
