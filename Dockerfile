@@ -69,6 +69,8 @@ RUN /opt/smddp/src/scripts/build.sh --build-dir /opt/smddp/build --cuda ON --no-
     && rm -rf /opt/smddp/build
 
 # Runs as root in SageMaker; Open MPI needs both of these to agree.
-ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    FI_EFA_USE_DEVICE_RDMA=1 RDMAV_FORK_SAFE=1
+# No FI_EFA_USE_DEVICE_RDMA (not needed with libfabric >= 1.18) and never
+# RDMAV_FORK_SAFE (rdma-core's, can break things on newer kernels):
+# https://github.com/aws/aws-ofi-nccl/blob/master/doc/efa-env-var.md
+ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 ENTRYPOINT ["/usr/local/share/smddp/scripts/sagemaker-entry.sh"]

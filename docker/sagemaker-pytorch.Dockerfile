@@ -42,8 +42,9 @@ RUN CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES}" /opt/smddp/src/scripts/sagemaker/
 
 # SageMaker's training toolkit (the base image's entrypoint) runs
 # SAGEMAKER_PROGRAM from SAGEMAKER_SUBMIT_DIRECTORY with the job's
-# hyperparameters as arguments.
+# hyperparameters as arguments. No FI_EFA_USE_DEVICE_RDMA (not needed with
+# libfabric >= 1.18) and never RDMAV_FORK_SAFE (rdma-core's, can break things
+# on newer kernels): https://github.com/aws/aws-ofi-nccl/blob/master/doc/efa-env-var.md
 ENV SAGEMAKER_SUBMIT_DIRECTORY=/opt/ml/code \
     SAGEMAKER_PROGRAM=sagemaker_entry.py \
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    FI_EFA_USE_DEVICE_RDMA=1 RDMAV_FORK_SAFE=1
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -133,13 +133,15 @@ launcher() {
   LAUNCH+=(-np "$1" --npernode "$2" --bind-to none --map-by slot --tag-output
     --mca btl_tcp_if_include "$interface" --mca oob_tcp_if_include "$interface"
     --mca pml ob1 --mca btl ^openib --mca orte_abort_on_non_zero_status 1
-    -x "FI_PROVIDER=${FI_PROVIDER:-efa}" -x "FI_EFA_USE_DEVICE_RDMA=${FI_EFA_USE_DEVICE_RDMA:-1}"
-    -x "RDMAV_FORK_SAFE=1" -x "NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-$interface}" -x PATH -x LD_LIBRARY_PATH)
+    -x "FI_PROVIDER=${FI_PROVIDER:-efa}" -x "NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-$interface}" -x PATH -x LD_LIBRARY_PATH)
+  # Not FI_EFA_USE_DEVICE_RDMA (not needed with libfabric >= 1.18) nor
+  # RDMAV_FORK_SAFE (never: rdma-core's, can break things on newer kernels):
+  # https://github.com/aws/aws-ofi-nccl/blob/master/doc/efa-env-var.md
   # Settings the job was given (hyperparameters become environment too).
   local name
   while IFS= read -r name; do
     case $name in
-      FI_PROVIDER | FI_EFA_USE_DEVICE_RDMA | NCCL_SOCKET_IFNAME | SMDDP_ML_ROOT | SMDDP_SM_* | SMDDP_BIN_DIR) ;;
+      FI_PROVIDER | NCCL_SOCKET_IFNAME | SMDDP_ML_ROOT | SMDDP_SM_* | SMDDP_BIN_DIR) ;;
       SMDDP_BENCH_ARGS | SMDDP_PREFLIGHT | SMDDP_PREFLIGHT_PROFILE) ;;
       *) LAUNCH+=(-x "$name") ;;
     esac

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine.h"
+#include "test_flip.h"
 #include "algorithms/context.h"
 #include "algorithms/selector.h"
 #include "algorithms/shm_steps.h"
@@ -55,19 +56,30 @@ Group make_group(GroupKind kind, std::vector<int> ranks, int world_rank) {
 
 class EngineCommunicator final : public Communicator {
  public:
-  EngineCommunicator(std::unique_ptr<Bootstrap> bootstrap, const CommunicatorOptions& options)
+  // `job_rank`: this process's rank in the whole job, which internal errors
+  // and SMDDP_TEST_FLIP name (a split group's rank is not the one the user
+  // knows); -1: this is the whole job's communicator.
+  EngineCommunicator(std::unique_ptr<Bootstrap> bootstrap, const CommunicatorOptions& options, int job_rank)
       : bootstrap_(std::move(bootstrap)),
+        options_(options),
         topo_(discover_topology(*bootstrap_, options.ranks_per_node > 0
                                                  ? options.ranks_per_node
                                                  : static_cast<int>(config::integer("SMDDP_RANKS_PER_NODE")))) {
-    detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
+    job_rank_ = job_rank < 0 ? topo_.rank : job_rank;
+    if (job_rank < 0) detail::set_check_identity(topo_.rank, topo_.hosts[topo_.rank].c_str());
+    // Tests only: armed on the process it names; calls are counted from 1, so 0 never fires.
+    flip_ = test_flip_from_environment();
+    if (flip_ && flip_->rank == job_rank_) flip_call_ = flip_->call;
     placement_ = gather_placement(*bootstrap_, topo_);
     timeout_ = options.timeout_seconds > 0 ? options.timeout_seconds
                                            : config::seconds("SMDDP_TIMEOUT");
-    if (topo_.local_size > 1) {
-      segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
-      shm_ = make_shm_transport(*segment_, topo_);
-    }
+    // The segments' setup is collective over every rank: a rank alone on
+    // its node takes part whenever another node shares memory (nodes of
+    // uneven sizes: a split group, SMDDP_RANKS_PER_NODE not dividing the job).
+    bool any_shared = false;
+    for (const auto& ranks : topo_.node_ranks) any_shared |= ranks.size() > 1;
+    if (any_shared) segment_ = ShmSegment::create_for_node(*bootstrap_, topo_);
+    if (segment_) shm_ = make_shm_transport(*segment_, topo_);
     if (topo_.num_nodes > 1) {
       network_ = open_network_transport(*bootstrap_, topo_,
                                         {options.network_transport, options.fabric_provider});
@@ -105,6 +117,7 @@ class EngineCommunicator final : public Communicator {
   int num_nodes() const override { return topo_.num_nodes; }
   const std::string& host(int rank) const override { return topo_.hosts.at(rank); }
   const std::string& last_algorithm() const override { return last_algorithm_; }
+  uint64_t calls() const override { return sequence_; }
   std::string_view network_transport() const override { return network_ ? network_->name() : "none"; }
   SelectionTable selection() const override { return selector_.table(job_); }
   PlacementInfo placement() const override {
@@ -115,6 +128,15 @@ class EngineCommunicator final : public Communicator {
     timeout_ = seconds;
   }
   double timeout() const override { return timeout_; }
+
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    if (color < 0) throw UsageError("split: colour " + std::to_string(color) + " is negative");
+    CommunicatorOptions options = options_;
+    options.timeout_seconds = timeout_;
+    // Every rank of a group builds its topology, segment and transports from
+    // the group's bootstrap alone: the groups connect side by side.
+    return std::make_unique<EngineCommunicator>(bootstrap_->split(color, key), options, job_rank_);
+  }
 
   void run(const CollectiveArgs& args, const CallOptions& options) override {
     const std::string_view collective = to_string(args.collective);
@@ -140,6 +162,7 @@ class EngineCommunicator final : public Communicator {
       throw;
     }
     if (args.op == ReduceOp::Avg && collective_reduces(args.collective)) finish_average(args);
+    if (sequence_ == flip_call_) [[unlikely]] apply_test_flip(*flip_, args, topo_.rank, topo_.size);
   }
 
  private:
@@ -207,6 +230,7 @@ class EngineCommunicator final : public Communicator {
   }
 
   std::unique_ptr<Bootstrap> bootstrap_;
+  CommunicatorOptions options_;
   Topology topo_;
   Placement placement_;
   JobShape job_;
@@ -220,6 +244,9 @@ class EngineCommunicator final : public Communicator {
   std::unique_ptr<Context> ctx_;
   std::string last_algorithm_;
   uint64_t sequence_ = 0;  // calls so far (ErrorFields::sequence)
+  int job_rank_ = 0;
+  std::optional<TestFlip> flip_;  // SMDDP_TEST_FLIP
+  uint64_t flip_call_ = 0;        // the call to flip after on this rank; 0: none
   bool broken_ = false;
   std::string broken_reason_;
 };
@@ -228,7 +255,7 @@ class EngineCommunicator final : public Communicator {
 
 std::unique_ptr<Communicator> make_engine_communicator(std::unique_ptr<Bootstrap> bootstrap,
                                                        const CommunicatorOptions& options) {
-  return std::make_unique<EngineCommunicator>(std::move(bootstrap), options);
+  return std::make_unique<EngineCommunicator>(std::move(bootstrap), options, -1);
 }
 
 std::unique_ptr<Communicator> Communicator::create_from_mpi(const CommunicatorOptions& options) {

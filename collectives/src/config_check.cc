@@ -15,6 +15,7 @@
 #include "smddp/config.h"
 #include "smddp/error.h"
 #include "smddp/model/cost_model.h"
+#include "test_flip.h"
 
 namespace smddp::config {
 
@@ -58,6 +59,10 @@ void check(unsigned users) {
       } catch (const UsageError& e) {
         throw UsageError(name + "='" + value + "': " + e.what());  // the file and why
       }
+    }
+    if (name == "SMDDP_TEST_FLIP") {
+      std::string why;
+      if (!parse_test_flip(value, &why)) throw UsageError(name + "='" + value + "': " + why);
     }
     detail::run_added_checks(name, value);
   }

@@ -32,7 +32,7 @@ int usage_error(const std::string& what) {
 }
 
 CommandLine::CommandLine()
-    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines and a node exporter",
+    : app_(std::make_unique<CLI::App>("smddp-diag: topology, fabric probes, preflight health checks, isolation of bad nodes, baselines, golden files, NCCL RAS queries and a node exporter",
                                       "smddp-diag")) {
   CLI::App& app = *app_;
   app.require_subcommand(1);
@@ -50,6 +50,8 @@ CommandLine::CommandLine()
   commands_.push_back(make_exporter_command(app, global_));
   commands_.push_back(make_isolate_command(app, global_));
   commands_.push_back(make_baseline_command(app, global_));
+  commands_.push_back(make_ras_command(app, global_));
+  commands_.push_back(make_golden_command(app, global_));
   // Last: every numeric option of every subcommand, decimal only ("--timeout 0x10" is refused, not read as 16).
   tools::decimal_numbers_only(app);
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
@@ -84,10 +86,10 @@ Command* CommandLine::parse(int argc, char** argv, int* exit_code) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (what.empty() || what.find("subcommand") != std::string::npos) {
-      what = "a subcommand is required: topo, fabric, preflight, exporter, isolate or baseline";
+      what = "a subcommand is required: topo, fabric, preflight, exporter, isolate, baseline or golden";
       for (int i = 1; i < argc; ++i) {
         if (argv[i][0] != '-') {
-          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight, exporter, isolate or baseline";
+          what = std::string("unknown subcommand '") + argv[i] + "': use topo, fabric, preflight, exporter, isolate, baseline or golden";
           break;
         }
       }
@@ -102,7 +104,7 @@ Command* CommandLine::parse(int argc, char** argv, int* exit_code) {
   for (auto& c : commands_) {
     if (c->app()->parsed()) return c.get();
   }
-  *exit_code = usage_error("a subcommand is required: topo, fabric, preflight, exporter, isolate or baseline");
+  *exit_code = usage_error("a subcommand is required: topo, fabric, preflight, exporter, isolate, baseline or golden");
   return nullptr;
 }
 

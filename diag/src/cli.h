@@ -1,4 +1,4 @@
-// smddp-diag's command line: the global options and the four subcommands,
+// smddp-diag's command line: the global options and the subcommands,
 // parsed without running anything, so that main() and the fuzzer
 // (fuzz/diag_cli.cc) share one parser.
 #pragma once

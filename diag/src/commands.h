@@ -32,5 +32,7 @@ std::unique_ptr<Command> make_preflight_command(CLI::App& parent, const GlobalOp
 std::unique_ptr<Command> make_exporter_command(CLI::App& parent, const GlobalOptions& global);
 std::unique_ptr<Command> make_isolate_command(CLI::App& parent, const GlobalOptions& global);
 std::unique_ptr<Command> make_baseline_command(CLI::App& parent, const GlobalOptions& global);
+std::unique_ptr<Command> make_ras_command(CLI::App& parent, const GlobalOptions& global);
+std::unique_ptr<Command> make_golden_command(CLI::App& parent, const GlobalOptions& global);
 
 }  // namespace smddp::diag

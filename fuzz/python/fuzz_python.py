@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Seeded mutation fuzzing of the Python tools' readers (docs/testing.md,
-"Fuzzing"): smddp-report's report and compare, the SageMaker config reader
+"Fuzzing"): smddp-report's report, compare and analyze (on our JSON,
+nccl-tests' JSON and logs, NCCL Inspector output), the SageMaker config reader
 and the node-health job's report reader. Debian has no atheris, so this is
 a mutation loop over the seed corpora in fuzz/python/corpus/: byte edits,
 hostile JSON tokens, and JSON-aware replacements of one value (huge and
@@ -190,6 +191,11 @@ class Targets:
         rc, _, err = call(self.report_cli.main, ["compare", new, base, "--markdown"])
         expect(rc, err, {0, 2, 64})
 
+    def analyze(self, name, data, corpus):
+        path = self._file("in-" + name, data)
+        rc, _, err = call(self.report_cli.main, ["analyze", path, "--all"])
+        expect(rc, err, {0, 64})
+
     def sagemaker(self, name, data, corpus):
         config = os.path.join(self.tmp, "config")
         os.makedirs(config, exist_ok=True)
@@ -213,7 +219,8 @@ class Targets:
                     raise Finding(f"a label value longer than 63: {value[:80]}")
 
 
-TARGETS = {"report": "results", "compare": "results", "sagemaker": "sagemaker", "node_health": "results"}
+TARGETS = {"report": "results", "compare": "results", "analyze": "results", "sagemaker": "sagemaker",
+           "node_health": "results"}
 
 
 def on_alarm(signum, frame):

@@ -8,7 +8,7 @@ from html import escape
 
 from smddp_safeio import finite_json, read_text
 
-from . import UsageError, svg
+from . import UsageError, build_inspector, build_views, svg
 from .inputs import backends_of, per_iteration, row_nranks
 
 CHARTJS_CANDIDATES = ("/usr/share/javascript/chart.js/chart.umd.js", "/usr/share/javascript/chart.js/chart.min.js",
@@ -93,7 +93,7 @@ def _series_key(doc, row):
 
 def _series_label(key, many_runs):
     run, backend, algo, placement = key
-    return (f"{run}: " if many_runs else "") + f"{backend}/{algo} {placement}"
+    return (f"{run}: " if many_runs else "") + (f"{backend}/{algo}" if algo else backend) + f" {placement}"
 
 
 def _groups(bench_docs):
@@ -143,7 +143,7 @@ def _bench_group(page, group, items, many_runs):
         return [doc.label] if many_runs else []
 
     # Bus bandwidth (barrier moves no data: its busbw is 0 by definition).
-    if any(row.get("busbw_gbps", 0) > 0 for _, row in items):
+    if any((row.get("busbw_gbps") or 0) > 0 for _, row in items):  # null: a log's N/A
         ds = _series(items, lambda d, r: r.get("busbw_gbps"), many_runs, colours)
         for doc in dict.fromkeys(d for d, _ in items):
             bw = doc.data.get("host_memory_bandwidth_gbps")
@@ -203,7 +203,7 @@ def _bench_group(page, group, items, many_runs):
     for doc in dict.fromkeys(d for d, _ in items):
         mine = [r for d, r in items if d is doc]
         nranks = row_nranks(doc, mine[0]) or 0
-        if nranks < 2:
+        if nranks < 2 or not doc.data.get("straggler_checked", True):  # nccl-tests: only from per-process times
             continue
         run_sizes = sorted({r["bytes"] for r in mine})
         worst = {}
@@ -241,8 +241,20 @@ def _runs_table(docs):
         if d.kind == "bench":
             detail = (f"{x.get('nranks')} ranks on {x.get('nnodes')} nodes, backends {', '.join(backends_of(d))}, "
                       f"memory {(x.get('devices') or {}).get('memory', '-')}, {len(x['rows'])} rows"
+                      + (f", average busbw {x['avg_busbw_gbps']:g} GB/s" if x.get("avg_busbw_gbps") is not None
+                         else "")
                       + ("" if x.get("complete", True) else ", INCOMPLETE (the run ended early)"))
             when = x.get("started_utc")
+        elif d.kind == "inspector":
+            if x["format"] == "jsonl":
+                recs = x["records"]
+                detail = (f"{len(recs)} operations, {len({r['comm'] for r in recs})} communicators, "
+                          f"{len({(r['comm'], r['rank']) for r in recs})} ranks, hosts "
+                          f"{', '.join(sorted({r['host'] for r in recs}))}")
+            else:
+                detail = (f"{len(x['series'])} series, {len({s['comm_name'] for s in x['series']})} communicators, "
+                          f"GPUs {', '.join(sorted({s['node'] + '/' + s['gpu'] for s in x['series']}))}")
+            when = None
         elif d.kind == "fabric":
             pp = x.get("pingpong") or {}
             detail = f"provider {x.get('provider')}, " + (f"{pp.get('ranks')} ranks, {len(pp.get('links', []))} links"
@@ -256,7 +268,8 @@ def _runs_table(docs):
         else:
             detail = f"{len(x['rows'])} predictions"
             when = None
-        rows.append([d.label, x.get("tool", d.kind), when, detail, " ".join(map(str, x.get("argv", [])))])
+        tool = d.source if d.source != d.kind else x.get("tool", d.kind)
+        rows.append([d.label, tool, when, detail, " ".join(map(str, x.get("argv", [])))])
     return table(["input", "tool", "started (UTC)", "what", "command"], rows, "inputs")
 
 
@@ -423,6 +436,8 @@ def build(docs, chartjs_path, title):
     many = len(bench) > 1
     for group, items in _groups(bench).items():
         _bench_group(page, group, items, many)
+    build_views.add(page, table, bench)
+    build_inspector.add(page, table, PALETTE, docs)
     for d in docs:
         if d.kind == "model":
             _model(page, d, bench)

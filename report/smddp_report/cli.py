@@ -1,14 +1,20 @@
-"""Command line: smddp-report RESULTS.json... [-o report.html] and
-smddp-report compare BASE NEW [--threshold PCT] [--alpha A] [--markdown]."""
+"""Command line: smddp-report RESULTS... [-o report.html],
+smddp-report compare BASE NEW [--threshold PCT] [--alpha A] [--markdown] and
+smddp-report analyze RESULTS [--straggler] [--spikes] [--iter0] [--nodes] ...
+RESULTS: smddp-bench or nccl-tests JSON, an nccl-tests log, NCCL Inspector
+output (report only), smddp-diag or smddp-model JSON (report only)."""
 import argparse
+import json
 import sys
 
-from smddp_safeio import check_writable, decimal_arg, run_main, write_atomically
+from smddp_safeio import check_writable, decimal_arg, finite_json, integer_arg, run_main, write_atomically
 
-from . import UsageError, build, compare, inputs
+from . import UsageError, analyzer, analyzer_text, build, compare, inputs
 
-REPORT_USAGE = "smddp-report RESULTS.json... [-o report.html] [--title TEXT] [--chartjs FILE]"
-COMPARE_USAGE = "smddp-report compare BASE.json NEW.json [--threshold PCT] [--alpha A] [--markdown]"
+REPORT_USAGE = "smddp-report RESULTS... [-o report.html] [--title TEXT] [--chartjs FILE]"
+COMPARE_USAGE = "smddp-report compare BASE NEW [--threshold PCT] [--alpha A] [--markdown]"
+ANALYZE_USAGE = ("smddp-report analyze RESULTS [--straggler] [--spikes [--threshold X]] [--iter0] [--nodes "
+                 "[--procs-per-node N]] [--all] [--in-place] [--sizes LIST] [--json]")
 
 
 class Parser(argparse.ArgumentParser):
@@ -32,7 +38,8 @@ def report_main(argv):
     docs = inputs.label_docs([inputs.load(path) for path in a.inputs])
     text = build.build(docs, chartjs, a.title)
     write_atomically(a.output, text, "report")  # never a half-written report
-    kinds = ", ".join(f"{sum(d.kind == k for d in docs)} {k}" for k in ("bench", "fabric", "verdicts", "model")
+    kinds = ", ".join(f"{sum(d.kind == k for d in docs)} {k}" for k in ("bench", "fabric", "verdicts", "model",
+                                                                         "inspector")
                       if any(d.kind == k for d in docs))
     print(f"smddp-report: wrote {a.output} ({len(text) // 1024} KiB; {kinds})", file=sys.stderr)
     return 0
@@ -59,9 +66,55 @@ def compare_main(argv):
     return compare.exit_code(results)
 
 
+def _sizes(text):
+    sizes = set()
+    for part in text.split(","):
+        sizes.add(integer_arg("--sizes", 0, 1 << 62)(part))
+    return sizes
+
+
+def analyze_main(argv):
+    p = Parser(prog="smddp-report analyze", usage=ANALYZE_USAGE,
+               description="nccl-tests' analyzer views (tools/analyze_perf_json.py: same definitions, same numbers) "
+                           "of one smddp-bench -J or nccl-tests -J file with per-iteration data (-I 1, "
+                           "--per-iteration); of an nccl-tests log, what it holds. Without a view: the per-iteration "
+                           "statistics.")
+    p.add_argument("input", metavar="RESULTS")
+    for view, what in (("straggler", "each process's mean time per size: fastest, slowest, spread, noisiest"),
+                       ("spikes", "iterations over --threshold x the average, and which processes"),
+                       ("iter0", "iteration 0 against the rest"), ("nodes", "processes grouped by host")):
+        p.add_argument(f"--{view}", action="store_true", help=what)
+    p.add_argument("--all", action="store_true", help="every view")
+    p.add_argument("--threshold", type=decimal_arg("--threshold", 0, 1e6), default=1.5,
+                   help="spike threshold, a multiple of the average (default 1.5)")
+    p.add_argument("--in-place", action="store_true", help="the in-place placement (default out-of-place)")
+    p.add_argument("--sizes", type=_sizes, help="comma-separated sizes in bytes to show")
+    p.add_argument("--procs-per-node", type=integer_arg("--procs-per-node", 1, 1 << 20), default=4,
+                   help="processes per node where the file names no hosts (default 4)")
+    p.add_argument("--json", action="store_true", help="the numbers as JSON")
+    a = p.parse_args(argv)
+    doc = inputs.load(a.input)
+    if doc.kind != "bench" or doc.nccl is None:
+        raise UsageError(f"{a.input}: analyze takes smddp-bench or nccl-tests results with their per-size "
+                         f"`results`, this is {doc.source}")
+    chosen = [v for v in analyzer.VIEWS[1:] if a.all or getattr(a, v)]
+    views = (["stats"] if a.all or not chosen else []) + chosen
+    out = analyzer.analyze(doc.nccl, a.in_place, a.sizes, a.threshold, a.procs_per_node, views)
+    lines = (doc.nccl.get("config") or {}).get("rank_lines")
+    if lines and "nodes" in views:
+        out["rank_lines"] = lines
+    if a.json:
+        sys.stdout.write(json.dumps(finite_json(out), indent=1, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(analyzer_text.render(a.input, out, views))
+    return 0
+
+
 def _dispatch(argv):
     if argv and argv[0] == "compare":
         return compare_main(argv[1:])
+    if argv and argv[0] == "analyze":
+        return analyze_main(argv[1:])
     return report_main(argv)
 
 

@@ -37,7 +37,7 @@ def row_key(doc, row):
 def key_name(key):
     coll, dtype, op, root, size, backend, algo, placement, nranks = key
     parts = [coll, dtype] + ([op] if op != "none" else []) + ([f"root {root}"] if root not in (-1, None) else [])
-    return " ".join(parts + [f"{size} B", f"{backend}/{algo}", placement, f"np{nranks}"])
+    return " ".join(parts + [f"{size} B", f"{backend}/{algo}" if algo else backend, placement, f"np{nranks}"])
 
 
 def _samples(pi):
@@ -92,7 +92,8 @@ def compare(base, new, threshold_pct, alpha):
     """Returns (results, only_base, only_new); raises UsageError when nothing matches."""
     for d in (base, new):
         if d.kind != "bench":
-            raise UsageError(f"{d.path}: compare takes smddp-bench results, this is a {d.kind} document")
+            raise UsageError(f"{d.path}: compare takes smddp-bench results or nccl-tests' (JSON or log), this is "
+                             f"{d.source if d.source != d.kind else f'a {d.kind} document'}")
     b, n = _rows_by_key(base), _rows_by_key(new)
     common = [k for k in b if k in n]
     if not common:

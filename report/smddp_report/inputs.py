@@ -7,10 +7,17 @@ Kinds:
   fabric    smddp-diag fabric --json (a "pingpong" link matrix under mpirun)
   verdicts  smddp-diag preflight / isolate --json (per-node "nodes" verdicts)
   model     smddp-model predictions (tool "smddp-model", rows with "predicted_us")
+  inspector NCCL Inspector output: JSON lines, or Prometheus text (inspector.py)
+
+nccl-tests' -J JSON and its text logs are read as bench documents (their
+rows converted by nccl_tests.py); the format is found from the content.
 """
 import os
 
-from smddp_safeio import Anything, Int, List, Num, Obj, Opt, Str, UsageError, check_shape, load_json
+from smddp_safeio import (Anything, Int, List, Num, Obj, Opt, Str, UsageError, check_shape, parse_json,
+                          read_text)
+
+from . import inspector, nccl_log, nccl_tests
 
 # The keys and types the report and compare read; others are ignored, so
 # newer writers keep working. Bounds keep every picture and table finite.
@@ -56,8 +63,13 @@ SHAPES = {"bench": BENCH, "model": MODEL, "verdicts": VERDICTS, "fabric": FABRIC
 
 
 class Doc:
-    def __init__(self, path, kind, data):
+    """kind: bench, fabric, verdicts, model or inspector; source: the format
+    read; nccl: the nccl-tests-shaped part (results, config) the analyzer
+    views read, or None."""
+
+    def __init__(self, path, kind, data, source=None, nccl=None):
         self.path, self.kind, self.data = path, kind, data
+        self.source, self.nccl = source or kind, nccl
         self.label = os.path.splitext(os.path.basename(path))[0]
 
 
@@ -95,16 +107,61 @@ def _check_fabric(path, data):
                              f"{pp['ranks']} ranks")
 
 
-def load(path):
-    """Returns a Doc; raises UsageError (exit 64) with one line saying why not."""
-    data = load_json(path, "results")
+EXPECTED = ("expected smddp-bench -J, nccl-tests -J JSON or its log, NCCL Inspector JSON lines or Prometheus text, "
+            "smddp-diag fabric/preflight/isolate --json or smddp-model JSON")
+
+
+def _first_line_record(text):
+    """Whether the first non-empty line is an Inspector record (then the file is JSON lines)."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        return inspector.is_record(parse_json(first, "line"))
+    except UsageError:
+        return False
+
+
+def _load_json(path, text):
+    try:
+        data = parse_json(text, f"results {path}")
+    except UsageError:
+        if _first_line_record(text):
+            return Doc(path, "inspector", {"format": "jsonl", "records": inspector.parse_jsonl(path, text)},
+                       "NCCL Inspector JSON lines")
+        raise
+    if inspector.is_record(data):
+        return Doc(path, "inspector", {"format": "jsonl", "records": inspector.parse_jsonl(path, text)},
+                   "NCCL Inspector JSON lines")
     kind = _kind(data)
+    if kind is None and isinstance(data, dict) and isinstance(data.get("results"), list):
+        bench, nccl = nccl_tests.from_json(path, data)
+        check_shape(bench, BENCH, f"{path}: nccl-tests document")
+        return Doc(path, "bench", bench, bench["format"], nccl)
     if kind is None:
-        raise UsageError(f"{path}: not a results document (expected smddp-bench -J, smddp-diag fabric/preflight/"
-                         f"isolate --json or smddp-model JSON)")
+        raise UsageError(f"{path}: not a results document ({EXPECTED})")
     check_shape(data, SHAPES[kind], f"{path}: {kind} document")
     {"verdicts": _check_verdicts, "fabric": _check_fabric}.get(kind, lambda p, d: None)(path, data)
-    return Doc(path, kind, data)
+    nccl = None
+    if kind == "bench" and isinstance(data.get("results"), list):  # smddp-bench writes nccl-tests' part too
+        nccl_tests.check_results(path, data, "bench document")
+        nccl = data
+    return Doc(path, kind, data, "smddp-bench JSON" if kind == "bench" else None, nccl)
+
+
+def load(path):
+    """Returns a Doc; raises UsageError (exit 64) with one line saying why not.
+    The format is found from the content: JSON (ours, nccl-tests', an
+    Inspector record a line), Prometheus text, or an nccl-tests log."""
+    text = read_text(path, "results")
+    if text.lstrip()[:1] in ("{", "["):
+        return _load_json(path, text)
+    if inspector.looks_like_prom(text):
+        return Doc(path, "inspector", {"format": "prom", "series": inspector.parse_prom(path, text)},
+                   "NCCL Inspector Prometheus text")
+    if nccl_log.looks_like_text_log(text):
+        bench, nccl = nccl_log.from_text(path, text)
+        check_shape(bench, BENCH, f"{path}: nccl-tests log")
+        return Doc(path, "bench", bench, bench["format"], nccl)
+    raise UsageError(f"{path}: not a results document ({EXPECTED})")
 
 
 def label_docs(docs):

@@ -20,6 +20,7 @@ def heatmap(title, x_title, y_title, col_labels, row_labels, cells, legend):
     left = 16 + 7 * max([len(r) for r in row_labels] + [4]) + 20
     top, bottom = 40, 58
     width, height = left + cw * len(col_labels) + 20, top + ch * len(row_labels) + bottom
+    width = max(width, 9 * len(title) + 20, 6 * len(legend) + 20)  # the title and legend fit a narrow grid
     out = [f'<svg class="heatmap" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
            f'<text x="{width / 2}" y="18" text-anchor="middle" class="svg-title">{escape(title)}</text>']

@@ -32,10 +32,12 @@ prometheus::Family<T>& family(prometheus::Registry& registry, const char* name, 
 }  // namespace
 
 prometheus::Labels row_labels(const BenchRow& row) {
-  return {{"collective", bounded(row.collective)}, {"dtype", bounded(row.dtype)},
-          {"op", bounded(row.op)},                 {"size", std::to_string(row.bytes)},
-          {"backend", bounded(row.backend)},       {"algorithm", bounded(row.algorithm)},
-          {"placement", row.in_place ? "in-place" : "out-of-place"}};
+  prometheus::Labels labels{{"collective", bounded(row.collective)}, {"dtype", bounded(row.dtype)},
+                            {"op", bounded(row.op)},                 {"size", std::to_string(row.bytes)},
+                            {"backend", bounded(row.backend)},       {"algorithm", bounded(row.algorithm)},
+                            {"placement", row.in_place ? "in-place" : "out-of-place"}};
+  if (!row.group.empty()) labels["group"] = bounded(row.group);  // split groups only: other runs' series unchanged
+  return labels;
 }
 
 BenchRegistry::BenchRegistry(const RunInfo& run, const std::string& host)
@@ -49,6 +51,9 @@ BenchRegistry::BenchRegistry(const RunInfo& run, const std::string& host)
                                       "Mean time of one collective call of the last result for these labels")),
       wrong_(family<prometheus::Counter>(*registry_, "smddp_bench_wrong_values_total",
                                          "Result elements that differed from the reference")),
+      bitwise_(family<prometheus::Counter>(*registry_, "smddp_bench_bitwise_differences_total",
+                                           "Differences smddp-bench -B found bit for bit: elements unlike the "
+                                           "expected value or repeat 1, outputs unlike the other ranks'")),
       iterations_(family<prometheus::Counter>(*registry_, "smddp_bench_iterations_total",
                                               "Timed collective calls")),
       results_(family<prometheus::Counter>(*registry_, "smddp_bench_results_total",
@@ -96,6 +101,7 @@ void BenchRegistry::record(const BenchRow& row) {
                      row.time_us * kSecondsPerUs * static_cast<double>(row.iterations));
   }
   wrong_.Add(labels).Increment(static_cast<double>(row.wrong));
+  if (row.bitwise_differences) bitwise_.Add(labels).Increment(static_cast<double>(*row.bitwise_differences));
   iterations_.Add(labels).Increment(static_cast<double>(row.iterations));
   results_.Add({{"collective", bounded(row.collective)}, {"backend", bounded(row.backend)}}).Increment();
   timeouts_.Add({{"collective", bounded(row.collective)}});  // present at 0 from the first result on

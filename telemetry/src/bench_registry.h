@@ -52,6 +52,7 @@ class BenchRegistry final : public prometheus::Collectable {
   prometheus::Family<prometheus::Gauge>& algbw_;
   prometheus::Family<prometheus::Gauge>& time_;
   prometheus::Family<prometheus::Counter>& wrong_;
+  prometheus::Family<prometheus::Counter>& bitwise_;
   prometheus::Family<prometheus::Counter>& iterations_;
   prometheus::Family<prometheus::Counter>& results_;
   prometheus::Family<prometheus::Counter>& timeouts_;

@@ -29,8 +29,14 @@ EmfDocument emf_row_document(const BenchRow& row, const std::string& ns, const s
   doc.set_dimension("Algorithm", or_none(row.algorithm));
   doc.set_dimension("Size", std::to_string(row.bytes));
   doc.set_dimension("Placement", row.in_place ? "in-place" : "out-of-place");
-  doc.add_dimension_set({"Collective", "DataType", "Op", "Backend", "Algorithm", "Size", "Placement"});
-  doc.add_dimension_set({"Collective", "Backend", "Size"});
+  if (row.group.empty()) {
+    doc.add_dimension_set({"Collective", "DataType", "Op", "Backend", "Algorithm", "Size", "Placement"});
+    doc.add_dimension_set({"Collective", "Backend", "Size"});
+  } else {  // split groups: the group ("all" or a colour) in every set
+    doc.set_dimension("Group", row.group);
+    doc.add_dimension_set({"Collective", "DataType", "Op", "Backend", "Algorithm", "Size", "Placement", "Group"});
+    doc.add_dimension_set({"Collective", "Backend", "Size", "Group"});
+  }
 
   doc.add_metric("BusBandwidth", "Gigabytes/Second", row.busbw_gbps);
   doc.add_metric("AlgBandwidth", "Gigabytes/Second", row.algbw_gbps);
@@ -43,6 +49,9 @@ EmfDocument emf_row_document(const BenchRow& row, const std::string& ns, const s
     doc.add_metric("LatencyMax", "Microseconds", row.max_us);
   }
   doc.add_metric("WrongValues", "Count", static_cast<double>(row.wrong));
+  if (row.bitwise_differences) {
+    doc.add_metric("BitwiseDifferences", "Count", static_cast<double>(*row.bitwise_differences));
+  }
   doc.add_metric("Iterations", "Count", static_cast<double>(row.iterations));
 
   doc.set_property("Bytes", row.bytes);

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "endpoint.h"
+#include "smddp/telemetry/endpoint.h"
 #include "smddp/error.h"
 #include "smddp/telemetry/emf.h"
 

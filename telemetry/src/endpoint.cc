@@ -1,4 +1,4 @@
-#include "endpoint.h"
+#include "smddp/telemetry/endpoint.h"
 
 #include <algorithm>
 #include <cctype>

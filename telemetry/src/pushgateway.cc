@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "endpoint.h"
+#include "smddp/telemetry/endpoint.h"
 #include "smddp/error.h"
 
 namespace smddp::telemetry {

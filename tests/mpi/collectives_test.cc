@@ -45,6 +45,10 @@ struct Options {
   std::set<std::string> only;               // --collectives a,b: run just these
   std::set<std::string> dtypes;             // --dtypes double,int64: just these (default all, fp8 too)
   std::set<std::string> ops;                // --ops sum,max: just these (default all)
+  // --largest-count-ops sum,avg: at the largest count, just these. An
+  // operator's arithmetic is the same at every count; the largest count is
+  // there for chunking and pipelining, which every operator walks alike.
+  std::set<std::string> largest_count_ops;
   std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
 
@@ -81,6 +85,8 @@ Options parse(int argc, char** argv) {
       }
     } else if (a == "--ops" && i + 1 < argc) {
       o.ops = split(argv[++i]);
+    } else if (a == "--largest-count-ops" && i + 1 < argc) {
+      o.largest_count_ops = split(argv[++i]);
     } else if (a == "--expect-declined" && i + 1 < argc) {
       o.expect_declined = split(argv[++i]);
     } else if (a == "--seed" && i + 1 < argc) {
@@ -309,8 +315,8 @@ class Runner {
   const test::Expected& expected(const Case& c, size_t index) {
     reset_caches(c);
     if (index >= cache_.size()) {
-      cache_.resize(index + 1);
-      filled_.resize(index + 1, false);
+      cache_.resize(std::max(index + 1, 2 * cache_.size()));
+      filled_.resize(cache_.size(), 0);
     }
     if (!filled_[index]) {
       cache_[index] = test::reduce_reference(seed_, comm_.size(), index, c.dtype, c.op);
@@ -327,7 +333,7 @@ class Runner {
   DataType cached_dtype_ = DataType::Uint8;
   ReduceOp cached_op_ = ReduceOp::Sum;
   std::vector<test::Expected> cache_;
-  std::vector<bool> filled_;
+  std::vector<char> filled_;  // not vector<bool>: its resize costs more than the check
   std::map<std::string, std::vector<char>> inputs_;
   std::map<std::string, std::vector<char>> verified_;
 };
@@ -353,25 +359,37 @@ int main(int argc, char** argv) {
     size_t cases = 0;
     std::set<std::string> ran, declined;
     auto wanted = [&](Collective c) { return opt.only.empty() || opt.only.count(std::string(to_string(c))); };
-    // Algorithms innermost, so the reference of one (dtype, op, count) is
-    // computed once and shared by every algorithm and placement.
-    for (Collective coll : all_collectives()) {
-      if (!wanted(coll)) continue;
-      const bool reduces = collective_reduces(coll);
-      std::vector<DataType> dtypes;
-      for (DataType dt : all_dtypes()) {
-        if (opt.dtypes.empty() || opt.dtypes.count(std::string(to_string(dt)))) dtypes.push_back(dt);
-      }
-      std::vector<ReduceOp> ops;
-      for (ReduceOp op : all_ops()) {
-        if (opt.ops.empty() || opt.ops.count(std::string(to_string(op)))) ops.push_back(op);
-      }
-      if (!reduces) ops = {ReduceOp::Sum};
-      if (coll == Collective::Barrier) dtypes = {DataType::Uint8};
-      std::vector<int> roots = collective_has_root(coll) ? std::vector<int>{0, n - 1} : std::vector<int>{0};
-      for (size_t count : coll == Collective::Barrier ? std::vector<size_t>{0} : opt.counts) {
-        for (DataType dt : dtypes) {
-          for (ReduceOp op : ops) {
+    // Collectives and algorithms innermost, so the reference of one (count,
+    // dtype, op) is computed once and shared by every collective (allreduce's
+    // and reduce's elements are the first of reduce-scatter's), algorithm and
+    // placement. Collectives that move data run once per (count, dtype),
+    // with the first operator's turn; the barrier once.
+    std::vector<DataType> dtypes;
+    for (DataType dt : all_dtypes()) {
+      if (opt.dtypes.empty() || opt.dtypes.count(std::string(to_string(dt)))) dtypes.push_back(dt);
+    }
+    std::vector<ReduceOp> ops;
+    for (ReduceOp op : all_ops()) {
+      if (opt.ops.empty() || opt.ops.count(std::string(to_string(op)))) ops.push_back(op);
+    }
+    for (size_t count : opt.counts) {
+      for (DataType dt : dtypes) {
+        for (ReduceOp op : ops) {
+          for (Collective coll : all_collectives()) {
+            if (!wanted(coll)) continue;
+            const bool reduces = collective_reduces(coll);
+            if (coll == Collective::Barrier && (count != opt.counts.front() || dt != dtypes.front() || op != ops.front())) {
+              continue;
+            }
+            if (!reduces && op != ops.front()) continue;
+            if (reduces && count == opt.counts.back() && !opt.largest_count_ops.empty() &&
+                !opt.largest_count_ops.count(std::string(to_string(op)))) {
+              continue;
+            }
+            const size_t c_count = coll == Collective::Barrier ? 0 : count;
+            const DataType c_dtype = coll == Collective::Barrier ? DataType::Uint8 : dt;
+            const ReduceOp c_op = reduces ? op : ReduceOp::Sum;
+            std::vector<int> roots = collective_has_root(coll) ? std::vector<int>{0, n - 1} : std::vector<int>{0};
             for (const AlgorithmInfo& algo : list_algorithms()) {
               // Device-memory algorithms (cuda_staged) have their own tests.
               if (algo.collective != coll || !algo.host_memory) continue;
@@ -379,7 +397,7 @@ int main(int argc, char** argv) {
               if (declined.count(key)) continue;
               for (bool in_place : coll == Collective::Barrier ? std::vector<bool>{false} : std::vector<bool>{false, true}) {
                 for (int root : roots) {
-                  Case c{coll, std::string(algo.name), dt, op, count, in_place, root};
+                  Case c{coll, std::string(algo.name), c_dtype, c_op, c_count, in_place, root};
                   size_t wrong = 0;
                   try {
                     wrong = runner.run(c);

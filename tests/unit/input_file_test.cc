@@ -71,5 +71,42 @@ TEST_F(InputFileTest, AFileOverTheBoundIsRefusedNotLoaded) {
   EXPECT_EQ(read_input_file(dir_ / "link", "x").size(), 4096u);
 }
 
+// common::read_file_tail: a growing log followed from an offset, bounded.
+TEST_F(InputFileTest, TailReadsWhatIsNewAndAtMostTheBound) {
+  const std::string path = (dir_ / "grows.log").string();
+  { std::ofstream(path) << "0123456789"; }
+  uint64_t offset = 0;
+  std::string text;
+  ASSERT_EQ(common::read_file_tail(path, 1 << 20, &offset, &text), "");
+  EXPECT_EQ(text, "0123456789");
+  EXPECT_EQ(offset, 0u);
+  offset = 10;
+  { std::ofstream(path, std::ios::app) << "abcdef"; }
+  ASSERT_EQ(common::read_file_tail(path, 1 << 20, &offset, &text), "");
+  EXPECT_EQ(text, "abcdef");
+  EXPECT_EQ(offset, 10u);
+  // More new bytes than the bound: the last ones, the offset moved on.
+  offset = 0;
+  ASSERT_EQ(common::read_file_tail(path, 4, &offset, &text), "");
+  EXPECT_EQ(text, "cdef");
+  EXPECT_EQ(offset, 12u);
+  // Shorter than the offset (truncated or replaced): from the start.
+  { std::ofstream(path) << "xy"; }
+  offset = 16;
+  ASSERT_EQ(common::read_file_tail(path, 1 << 20, &offset, &text), "");
+  EXPECT_EQ(text, "xy");
+  EXPECT_EQ(offset, 0u);
+}
+
+TEST_F(InputFileTest, TailRefusesWhatIsNotARegularFile) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  uint64_t offset = 0;
+  std::string text = "kept";
+  EXPECT_EQ(common::read_file_tail(fifo, 100, &offset, &text), "not a regular file (a FIFO, device or socket)");
+  EXPECT_EQ(common::read_file_tail(dir_.string(), 100, &offset, &text), "a directory, not a file");
+  EXPECT_EQ(text, "kept");
+}
+
 }  // namespace
 }  // namespace smddp::tools

@@ -20,6 +20,10 @@ class Backend {
   virtual void run(const CollectiveArgs& args) = 0;
   // The algorithm that ran the last call.
   virtual std::string algorithm() const = 0;
+  // The engine's count of calls on its communicator (Communicator::calls():
+  // the "call #N" of its errors and SMDDP_TEST_FLIP's CALL); 0 for backends
+  // that do not run on the engine.
+  virtual uint64_t engine_calls() const { return 0; }
   // Waits until the calls issued so far are complete (device backends).
   virtual void sync() {}
   // A collective-free barrier for lining up ranks between rows.
@@ -37,8 +41,11 @@ class Backend {
 std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::string& algorithm);
 // `tuned`: an Open MPI coll/tuned algorithm to force ("ring") on those of
 // the collectives `run` that offer it, or "" for MPI's default decision
-// (mpi_tuned.h).
-std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned = "", const std::vector<Collective>& run = {});
+// (mpi_tuned.h). `group` >= 0: the backend runs on this rank's split group,
+// MPI_COMM_WORLD's ranks of that colour (MPI_Comm_split, ordered by world
+// rank); collective over MPI_COMM_WORLD then.
+std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned = "", const std::vector<Collective>& run = {},
+                                          int group = -1);
 // CUDA builds only: NCCL on device local_rank % devices, its unique id spread
 // through `comm`; waits are bounded by comm.timeout().
 std::unique_ptr<Backend> make_nccl_backend(Communicator& comm);

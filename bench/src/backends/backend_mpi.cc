@@ -1,4 +1,4 @@
-// Open MPI's own collectives on MPI_COMM_WORLD, the baseline. float16,
+// Open MPI's own collectives on MPI_COMM_WORLD (or a split group's part of it), the baseline. float16,
 // bfloat16 and the fp8 types have no MPI type in Open MPI 4.1: they travel as
 // 2- and 1-byte derived types reduced by user-defined ops built on our
 // kernels. avg is MPI_SUM followed by the same division the engine does.
@@ -53,12 +53,22 @@ class MpiBackend final : public Backend {
  public:
   // `tuned`: an Open MPI coll/tuned algorithm forced on the collectives that
   // offer it (mpi_tuned.h), or empty for MPI's default decision.
-  MpiBackend(const std::string& tuned, const std::vector<Collective>& run) : tuned_(tuned) {
+  MpiBackend(const std::string& tuned, const std::vector<Collective>& run, int group) : tuned_(tuned) {
+    // Our own communicator: the world's ranks, or those of this rank's split group.
+    const auto create = [&] {
+      if (group < 0) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+        return;
+      }
+      int world_rank = 0;
+      MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+      check(MPI_Comm_split(MPI_COMM_WORLD, group, world_rank, &comm_), "MPI_Comm_split");
+    };
     if (tuned_.empty()) {
-      MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+      create();
     } else {
       const MpiTunedForce force(tuned_, tuned_collectives(run));
-      MPI_Comm_dup(MPI_COMM_WORLD, &comm_);  // reads the forced algorithms
+      create();  // reads the forced algorithms
       for (Collective c : all_collectives()) forced_[static_cast<size_t>(c)] = force.forces(tuned_collective(c));
       name_ = "mpi:" + tuned_;
     }
@@ -280,8 +290,8 @@ void MpiBackend::run(const CollectiveArgs& a) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned, const std::vector<Collective>& run) {
-  return std::make_unique<MpiBackend>(tuned, run);
+std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned, const std::vector<Collective>& run, int group) {
+  return std::make_unique<MpiBackend>(tuned, run, group);
 }
 
 }  // namespace smddp::bench

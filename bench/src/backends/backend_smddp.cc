@@ -9,6 +9,7 @@ class SmddpBackend final : public Backend {
   std::string_view name() const override { return "smddp"; }
   void run(const CollectiveArgs& args) override { comm_.run(args, options_); }
   std::string algorithm() const override { return comm_.last_algorithm(); }
+  uint64_t engine_calls() const override { return comm_.calls(); }
   void barrier() override { comm_.barrier(); }
 
  private:

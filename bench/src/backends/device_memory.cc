@@ -109,6 +109,7 @@ class HostBuffers final : public SweepBuffers {
   size_t count_wrong(const DataSpec& s, int rank, const void* p, size_t count, size_t) override {
     return bench::count_wrong(s, rank, p, count);
   }
+  const char* output(const void* p, size_t) override { return static_cast<const char*>(p); }
   double time_us(Backend& backend, const CollectiveArgs& args) override {
     const double t0 = now_us();
     backend.run(args);
@@ -196,6 +197,11 @@ class DeviceBuffers final : public SweepBuffers {
           "cudaMemcpyAsync of outputs");
     finish("cudaStreamSynchronize after reading the outputs");
     return bench::count_wrong(s, rank, shadow_, count);
+  }
+  const char* output(const void* p, size_t bytes) override {
+    check(cudaMemcpyAsync(shadow_, p, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync of outputs");
+    finish("cudaStreamSynchronize after reading the outputs");
+    return shadow_;
   }
 
   double time_us(Backend& backend, const CollectiveArgs& args) override {

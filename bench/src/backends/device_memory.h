@@ -34,6 +34,9 @@ class SweepBuffers {
   virtual void poison(void* p, size_t bytes) = 0;
   // Wrong outputs of a call with `count` whose output at `p` has `elements`.
   virtual size_t count_wrong(const DataSpec& s, int rank, const void* p, size_t count, size_t elements) = 0;
+  // The `bytes` of output at `p` readable on the host (-B): `p` itself for
+  // host buffers, else a host copy valid until the next call on these buffers.
+  virtual const char* output(const void* p, size_t bytes) = 0;
   // One timed iteration: backend.run(args) then backend.sync(); microseconds.
   virtual double time_us(Backend& backend, const CollectiveArgs& args) = 0;
   // Share of the buffers the kernel backs with huge pages (0 for device memory).

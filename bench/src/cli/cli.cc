@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/alltoallv_matrix.h"
+#include "sweep/bitwise.h"
 #include "backends/mpi_tuned.h"
 #include "smddp/algorithms.h"
 #include "smddp/common/numbers.h"
@@ -105,6 +106,46 @@ std::optional<double> nccl_tests_min_bw() {
   return *x;
 }
 
+// NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK (split_groups.h). Set but empty
+// is a bad value, not an unset one: nccl-tests would run one group.
+std::optional<SplitRule> nccl_tests_split() {
+  return split_rule(std::getenv("NCCL_TESTS_SPLIT"), std::getenv("NCCL_TESTS_SPLIT_MASK"));
+}
+
+// --alltoallv-matrix, else nccl-tests' NCCL_TESTS_ALLTOALLV_SPREAD or
+// NCCL_TESTS_ALLTOALLV_MATRIX_FILE (times _MATRIX_SCALE), else the default
+// weights (alltoallv_matrix.h). The flag wins over the variables; the
+// variables' values are checked all the same, and a spread beside a matrix
+// file (nccl-tests silently drops the spread) or a scale without a file
+// are refused.
+AlltoallvPattern alltoallv_pattern(const std::string& flag_path) {
+  const char* spread = std::getenv("NCCL_TESTS_ALLTOALLV_SPREAD");
+  const char* file = std::getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE");
+  const char* scale = std::getenv("NCCL_TESTS_ALLTOALLV_MATRIX_SCALE");
+  if (spread && file) {
+    throw UsageError("NCCL_TESTS_ALLTOALLV_SPREAD and NCCL_TESTS_ALLTOALLV_MATRIX_FILE are both set: a matrix file "
+                     "sets every part itself (nccl-tests ignores the spread); set one of them");
+  }
+  if (scale && !file) {
+    throw UsageError(std::string("NCCL_TESTS_ALLTOALLV_MATRIX_SCALE='") + scale +
+                     "' scales NCCL_TESTS_ALLTOALLV_MATRIX_FILE, which is not set");
+  }
+  AlltoallvPattern p;
+  if (spread) p.spread = parse_alltoallv_spread(spread);
+  const double factor = scale ? parse_alltoallv_scale(scale) : 1.0;
+  if (file && !*file) throw UsageError("NCCL_TESTS_ALLTOALLV_MATRIX_FILE='' names no file");
+  if (!flag_path.empty()) {
+    return {load_weights(flag_path), std::nullopt, {}, 0, "--alltoallv-matrix '" + flag_path + "'"};
+  }
+  if (file) {
+    p.bytes = load_byte_matrix(file, factor, &p.dim);
+    p.origin = std::string("NCCL_TESTS_ALLTOALLV_MATRIX_FILE='") + file + "'";
+  } else if (spread) {
+    p.origin = std::string("NCCL_TESTS_ALLTOALLV_SPREAD=") + spread;
+  }
+  return p;
+}
+
 // --huge-pages asks the kernel for transparent huge pages (madvise); where
 // the host has them off, or the buffers are device memory, it is refused.
 void check_huge_pages(MemoryKind mem) {
@@ -162,6 +203,10 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
                  "Run the sweep this many times, every cycle reported (0: until SIGINT/SIGTERM)")
       ->capture_default_str();
   app.add_option("-c,--check", o.check, "Check results (0: off, N: N checking iterations)")->capture_default_str();
+  app.add_option("-B,--bitwise", parts.bitwise,
+                 "Run each checked row N times on identical inputs and compare the results bit for bit: across "
+                 "repeats, across ranks where they must agree, repeat 1 against the expected value (implies -c)")
+      ->each([&parts](const std::string&) { parts.bitwise_given = true; });
   app.add_option("-G,--cudagraph", o.cuda_graph_launches,
                  "CUDA graph launches of the timed iterations (--mem cuda, --backend nccl); 0: none")
       ->capture_default_str();
@@ -234,7 +279,11 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
                "Host buffers on transparent huge pages (the kernel's cross-process copies run faster on them)");
   app.add_option("--seed", parts.seed, "Seed of the generated data (default 24301)");
   app.add_option("--alltoallv-matrix", o.alltoallv_matrix,
-                 "alltoallv weights: n lines of n non-negative integers, row = sender (default (i+j)%n+1)");
+                 "alltoallv weights: n lines of n non-negative integers, row = sender (default (i+j)%n+1; wins over "
+                 "NCCL_TESTS_ALLTOALLV_*)");
+  app.add_flag("--per-group", o.per_group,
+               "With split groups (NCCL_TESTS_SPLIT): each group's own table after each collective's, besides "
+               "nccl-tests' aggregate rows");
   telemetry::add_metrics_options(app, o.metrics);
   tools::seconds_option(app.get_option("--linger"));
   // Last: every numeric option above, decimal only ("-n 0x2" is refused, not read as 2).
@@ -262,7 +311,11 @@ std::vector<size_t> checked_sweep_sizes(const BenchOptions& o) {
 }
 
 void finish_options(BenchOptions& o, const CliParts& parts) {
-  if (!o.alltoallv_matrix.empty()) o.alltoallv_weights = load_weights(o.alltoallv_matrix);
+  o.alltoallv = alltoallv_pattern(o.alltoallv_matrix);
+  o.split = nccl_tests_split();
+  if (o.per_group && !o.split) {
+    throw UsageError("--per-group needs split groups (NCCL_TESTS_SPLIT or NCCL_TESTS_SPLIT_MASK)");
+  }
   o.collectives.clear();
   const std::string valid_collectives =
       join_names<Collective>(all_collectives(), [](Collective x) { return to_string(x); }) + ", all";
@@ -305,10 +358,19 @@ void finish_options(BenchOptions& o, const CliParts& parts) {
     common::parse_size_or_throw(parts.stepbytes, "-i/--stepbytes");  // unused beside -f, but still a size
   }
   checked_sweep_sizes(o);
+  if (o.alltoallv.fixed_bytes() && o.min_bytes != o.max_bytes &&
+      std::find(o.collectives.begin(), o.collectives.end(), Collective::AllToAllV) != o.collectives.end()) {
+    throw UsageError(o.alltoallv.origin + " sets the bytes of every part: give -b equal to -e (one row), as "
+                     "nccl-tests requires; -b " + parts.minbytes + " -e " + parts.maxbytes + " would sweep");
+  }
 
   if (o.iters < 1) throw UsageError("-n/--iters must be at least 1");
   if (o.warmup < 0) throw UsageError("-w/--warmup_iters must not be negative");
   if (o.check < 0) throw UsageError("-c/--check must not be negative");
+  if (parts.bitwise_given) {
+    require_range(parts.bitwise, 1, kMaxBitwiseRepeats, "-B/--bitwise", "repeats of each checked row");
+    o.bitwise = parts.bitwise;
+  }
   if (o.agg_iters < 1) throw UsageError("-m/--agg_iters must be at least 1");
   if (o.run_cycles < 0) throw UsageError("-N/--run_cycles must not be negative (0: until a signal)");
   // -T and --linger: seconds 0..common::kMaxSeconds, checked as they are parsed (seconds_option).

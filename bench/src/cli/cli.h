@@ -18,6 +18,8 @@ struct CliParts {
   bool in_place = false, out_of_place = false, both = false;
   int average = 1;
   int per_iter_timing = -1;  // -I; -1: not given
+  int bitwise = 0;           // -B, when bitwise_given
+  bool bitwise_given = false;
   int report_cputime = 0, report_timestamps = 0;
   int cta_policy = -1, device_impl = 0, device_cta_count = 16;
   std::string model_path;                                  // --model

@@ -8,8 +8,7 @@
 
 namespace smddp::bench {
 
-RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks,
-                     const std::vector<uint64_t>& alltoallv_weights) {
+RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks, const AlltoallvPattern& alltoallv) {
   const CollectiveTraits& t = traits(c);
   const size_t es = dtype_size(dtype);
   const size_t n = static_cast<size_t>(nranks);
@@ -18,8 +17,11 @@ RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks,
   const bool splits = t.send == Extent::Ranks || t.recv == Extent::Ranks || t.per_peer();
   RowCounts r;
   r.count = t.send == Extent::None ? 0 : splits ? elements / n : elements;
-  if (t.per_peer()) {
-    r.send = r.recv = scale(weights_for(alltoallv_weights, nranks), nranks, r.count).largest_buffer();
+  if (t.per_peer() && alltoallv.fixed_bytes()) {
+    r.count = 0;
+    r.send = r.recv = r.elements = alltoallv_counts(alltoallv, nranks, 0, es).largest_buffer();
+  } else if (t.per_peer()) {
+    r.send = r.recv = alltoallv_counts(alltoallv, nranks, r.count, es).largest_buffer();
     r.elements = r.count * n;
   } else {
     BufferCounts b = buffer_counts(c, r.count, nranks);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cli/alltoallv_matrix.h"
 #include "smddp/types.h"
 
 namespace smddp::bench {
@@ -26,9 +27,10 @@ struct RowCounts {
 
 // Rounds `bytes` down to whole elements, and to a multiple of the rank count
 // where the collective splits the buffer (as nccl-tests does). alltoallv
-// needs the job's weights (alltoallv_matrix.h).
-RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks,
-                     const std::vector<uint64_t>& alltoallv_weights = {});
+// needs the job's pattern (alltoallv_matrix.h); under a byte matrix its row
+// is the matrix's, whatever `bytes`: its size the largest row or column sum
+// (nccl-tests' bandwidth is that rank's), its count argument 0.
+RowCounts row_counts(Collective c, size_t bytes, DataType dtype, int nranks, const AlltoallvPattern& alltoallv = {});
 
 double bus_factor(Collective c, int nranks);
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/alltoallv_matrix.h"
+#include "cli/split_groups.h"
 #include "smddp/results/baseline.h"
 #include "smddp/results/model_baseline.h"
 #include "smddp/telemetry/metrics.h"
@@ -27,6 +29,9 @@ struct BenchOptions {
   int iters = 20;
   int warmup = 5;
   int check = 1;  // nccl-tests -c: check correctness (iterations of checking)
+  // -B/--bitwise N: each checked row N times on identical inputs, compared bit
+  // for bit (sweep/bitwise.h); replaces -c's checking calls. 0: off.
+  int bitwise = 0;
   int cuda_graph_launches = 0;  // nccl-tests -G: timed iterations as one CUDA graph, launched N times
   std::vector<DataType> dtypes{DataType::Float32};
   std::vector<ReduceOp> ops{ReduceOp::Sum};
@@ -66,8 +71,13 @@ struct BenchOptions {
   bool roofline = false;
   bool huge_pages = false;  // --huge-pages: host buffers on transparent huge pages
   uint64_t seed = 0x5eedULL;
-  std::string alltoallv_matrix;            // --alltoallv-matrix FILE
-  std::vector<uint64_t> alltoallv_weights;  // its n x n weights, row = sender (empty: default)
+  std::string alltoallv_matrix;  // --alltoallv-matrix FILE
+  // Its weights, else NCCL_TESTS_ALLTOALLV_* (nccl-tests' spread or byte
+  // matrix), else the default weights (alltoallv_matrix.h).
+  AlltoallvPattern alltoallv;
+  // NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK: split groups (split_groups.h).
+  std::optional<SplitRule> split;
+  bool per_group = false;  // --per-group: one table per split group besides the aggregate
   telemetry::MetricsOptions metrics;
 
   // nccl-tests 2.19 flags (docs/bench.md#nccl-tests-compatibility).

@@ -71,6 +71,48 @@ nlohmann::json row_to_json(const RowResult& r) {
     j["straggler"] = {{"rank", r.straggler->rank}, {"host", r.straggler->host},
                       {"slower_pct", r.straggler->slower_pct}};
   }
+  if (r.bitwise) {  // -B (docs/bench.md, "Bitwise repeatability")
+    const RowBitwise& b = *r.bitwise;
+    nlohmann::json shown = nlohmann::json::array();
+    for (const BitDifference& d : b.shown) {
+      nlohmann::json e = {{"rank", d.rank}, {"host", d.host}, {"repeat", d.repeat}, {"against", to_string(d.against)}};
+      if (d.against == BitDifference::Against::Ranks) {
+        e["agreed_rank"] = d.agreed_rank;
+        e["agreed_digest"] = hex_bits(d.expected, 8);
+        e["digest"] = hex_bits(d.received, 8);
+      } else {
+        e["element"] = d.element;
+        e["expected"] = hex_bits(d.expected, d.bytes);
+        e["received"] = hex_bits(d.received, d.bytes);
+        e["bits"] = differing_bits(d.expected, d.received);
+      }
+      e["text"] = format_difference(d, b.repeats);
+      shown.push_back(std::move(e));
+    }
+    j["bitwise"] = {{"repeats", b.repeats},
+                    {"ranks_compared", to_string(b.ranks)},
+                    {"differences", b.differences()},
+                    {"against_expected", b.against_expected},
+                    {"against_repeat_1", b.against_first_repeat},
+                    {"against_ranks", b.against_ranks},
+                    {"shown", shown},
+                    {"engine_calls", b.engine_calls.empty() || b.engine_calls.front() == 0
+                                         ? nlohmann::json(nullptr)
+                                         : nlohmann::json(b.engine_calls)}};
+  }
+  if (!r.groups.empty()) {  // split groups: each group's own figures, by its colour
+    nlohmann::json groups = nlohmann::json::array();
+    for (const GroupResult& g : r.groups) {
+      groups.push_back({{"group", g.group}, {"nranks", g.nranks}, {"bytes", g.bytes}, {"count", g.count},
+                        {"time_us", g.time_us}, {"algbw_gbps", g.algbw_gbps}, {"busbw_gbps", g.busbw_gbps},
+                        {"wrong", r.checked ? nlohmann::json(g.wrong) : nlohmann::json(nullptr)}});
+    }
+    j["groups"] = groups;
+    const SlowestGroup slow = slowest_group(r);
+    if (slow.group) {
+      j["slowest_group"] = {{"group", slow.group->group}, {"fastest", slow.fastest}, {"slower_pct", slow.slower_pct}};
+    }
+  }
   return j;
 }
 
@@ -238,7 +280,7 @@ class Document {
     for (int r = 0; r < ctx.nranks; ++r) {
       const std::string mem(to_string(o.mem));
       devices.push_back({{"rank", r},
-                         {"group", 0},
+                         {"group", ctx.group_of(r)},
                          {"pid", r < static_cast<int>(ctx.pids.size()) ? ctx.pids[r] : 0},
                          {"hostname", ctx.hosts[r]},
                          {"device", -1},
@@ -263,6 +305,11 @@ class Document {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < ctx.nranks; ++r) ranks.push_back({{"rank", r}, {"host", ctx.hosts[r]}, {"node", ctx.nodes[r]}});
     extra["ranks"] = ranks;
+    if (o.split) {
+      nlohmann::json groups = nlohmann::json::array();
+      for (const auto& [color, members] : ctx.group_members()) groups.push_back({{"group", color}, {"ranks", members}});
+      extra["split"] = {{"setting", o.split->setting}, {"groups", groups}};
+    }
     extra["devices"] = {{"memory", to_string(o.mem)}, {"huge_pages", o.huge_pages}};
     if (ctx.memory_bandwidth_gbps > 0) extra["host_memory_bandwidth_gbps"] = ctx.memory_bandwidth_gbps;
     extra["options"] = {{"minbytes", o.min_bytes}, {"maxbytes", o.max_bytes}, {"stepfactor", o.step_factor},
@@ -362,6 +409,8 @@ class Document {
       tail["totals"] = {{"rows", rows_count_}, {"wrong", s->wrong},
                         {"avg_busbw_gbps", s->avg_busbw_gbps}, {"below_threshold", s->below_threshold},
                         {"exit_code", s->exit_code}};
+      // -B only: the torch bench's documents (and older readers) keep their keys.
+      if (ctx_->options->bitwise > 0) tail["totals"]["bitwise_differences"] = s->bitwise_differences;
       if (!s->error.empty()) tail["error"] = s->error;
       if (const auto& m = ctx_->options->model) {
         tail["model"] = {{"file", m->origin}, {"tolerance_pct", m->tolerance * 100},

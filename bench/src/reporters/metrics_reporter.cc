@@ -28,6 +28,7 @@ telemetry::BenchRow to_metrics_row(const RowResult& r) {
     m.max_us = r.stats->max_us;
   }
   m.wrong = r.wrong;
+  if (r.bitwise) m.bitwise_differences = r.bitwise->differences();
   m.iterations = r.iterations;
   for (const auto& d : r.fabric_counters.deltas) {
     m.fabric_counters.push_back({d.host, d.counter.key.device, std::to_string(d.counter.key.port),
@@ -45,7 +46,14 @@ class MetricsReporter final : public Reporter {
       telemetry::BenchRow m = to_metrics_row(r);
       // The deltas belong to the whole row (all its backends): count them once.
       if (&r != &results.front()) m.fabric_counters.clear();
+      // Split groups: the aggregate as group "all", then each group's own figures.
+      if (!r.groups.empty()) m.group = "all";
       metrics_->record(m);
+      for (const GroupResult& g : r.groups) {
+        telemetry::BenchRow gm = to_metrics_row(group_row(r, g));
+        gm.group = std::to_string(g.group);
+        metrics_->record(gm);
+      }
     }
   }
   void end(const Summary& s) override {

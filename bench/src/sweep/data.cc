@@ -2,10 +2,12 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <vector>
 
 #include "cli/alltoallv_matrix.h"
+#include "sweep/bitwise.h"
 #include "smddp/traits.h"
 
 namespace smddp::bench {
@@ -125,9 +127,16 @@ double combined(const DataSpec& s, size_t index) {
   return s.op == ReduceOp::Avg ? acc / s.nranks : acc;
 }
 
+// Where find_wrong records wrong elements: indices count from `recv`.
+struct Sink {
+  const char* recv;
+  std::vector<ElementMismatch>* out;
+  size_t max;
+};
+
 // Compares `count` outputs at `out` with value(first + i).
 template <typename Value>
-size_t compare(const DataSpec& s, const void* out, size_t first, size_t count, Value value) {
+size_t compare(const DataSpec& s, const void* out, size_t first, size_t count, Value value, Sink* sink) {
   const size_t es = dtype_size(s.dtype);
   constexpr size_t kBlock = 4096;
   std::vector<char> expected(kBlock * es);
@@ -137,7 +146,14 @@ size_t compare(const DataSpec& s, const void* out, size_t first, size_t count, V
     for (size_t i = 0; i < n; ++i) store(expected.data(), i, s.dtype, value(first + base + i));
     const char* got = static_cast<const char*>(out) + base * es;
     if (std::memcmp(got, expected.data(), n * es) == 0) continue;
-    for (size_t i = 0; i < n; ++i) wrong += std::memcmp(got + i * es, expected.data() + i * es, es) != 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (std::memcmp(got + i * es, expected.data() + i * es, es) == 0) continue;
+      ++wrong;
+      if (sink && sink->out->size() < sink->max) {
+        sink->out->push_back({static_cast<uint64_t>((got - sink->recv) / static_cast<std::ptrdiff_t>(es)) + i,
+                              element_bits(expected.data(), i, es), element_bits(got, i, es)});
+      }
+    }
   }
   return wrong;
 }
@@ -154,74 +170,74 @@ const char* at(const void* p, size_t elements, DataType t) {
   return static_cast<const char*>(p) + elements * dtype_size(t);
 }
 
-size_t reduced(const DataSpec& s, int, const void* recv, size_t count) {
-  return compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); });
+size_t reduced(const DataSpec& s, int, const void* recv, size_t count, Sink* k) {
+  return compare(s, recv, 0, count, [&](size_t i) { return combined(s, i); }, k);
 }
 
-size_t reduced_at_root(const DataSpec& s, int rank, const void* recv, size_t count) {
-  return rank == s.root ? reduced(s, rank, recv, count) : 0;
+size_t reduced_at_root(const DataSpec& s, int rank, const void* recv, size_t count, Sink* k) {
+  return rank == s.root ? reduced(s, rank, recv, count, k) : 0;
 }
 
 // Output element i is input element rank*count + i.
-size_t reduced_block(const DataSpec& s, int rank, const void* recv, size_t count) {
-  return compare(s, recv, rank * count, count, [&](size_t i) { return combined(s, i); });
+size_t reduced_block(const DataSpec& s, int rank, const void* recv, size_t count, Sink* k) {
+  return compare(s, recv, rank * count, count, [&](size_t i) { return combined(s, i); }, k);
 }
 
 // Block r is rank r's input.
-size_t gathered(const DataSpec& s, int, const void* recv, size_t count) {
+size_t gathered(const DataSpec& s, int, const void* recv, size_t count, Sink* k) {
   size_t wrong = 0;
   for (int r = 0; r < s.nranks; ++r) {
-    wrong += compare(s, at(recv, r * count, s.dtype), 0, count, [&](size_t i) { return input(s, r, i); });
+    wrong += compare(s, at(recv, r * count, s.dtype), 0, count, [&](size_t i) { return input(s, r, i); }, k);
   }
   return wrong;
 }
 
-size_t gathered_at_root(const DataSpec& s, int rank, const void* recv, size_t count) {
-  return rank == s.root ? gathered(s, rank, recv, count) : 0;
+size_t gathered_at_root(const DataSpec& s, int rank, const void* recv, size_t count, Sink* k) {
+  return rank == s.root ? gathered(s, rank, recv, count, k) : 0;
 }
 
-size_t broadcast(const DataSpec& s, int, const void* recv, size_t count) {
-  return compare(s, recv, 0, count, [&](size_t i) { return input(s, s.root, i); });
+size_t broadcast(const DataSpec& s, int, const void* recv, size_t count, Sink* k) {
+  return compare(s, recv, 0, count, [&](size_t i) { return input(s, s.root, i); }, k);
 }
 
 // The root's block `rank`.
-size_t scattered(const DataSpec& s, int rank, const void* recv, size_t count) {
-  return compare(s, recv, rank * count, count, [&](size_t i) { return input(s, s.root, i); });
+size_t scattered(const DataSpec& s, int rank, const void* recv, size_t count, Sink* k) {
+  return compare(s, recv, rank * count, count, [&](size_t i) { return input(s, s.root, i); }, k);
 }
 
 // Block r is block `rank` of rank r's input.
-size_t exchanged(const DataSpec& s, int rank, const void* recv, size_t count) {
+size_t exchanged(const DataSpec& s, int rank, const void* recv, size_t count, Sink* k) {
   size_t wrong = 0;
   for (int r = 0; r < s.nranks; ++r) {
-    wrong += compare(s, at(recv, r * count, s.dtype), rank * count, count, [&](size_t i) { return input(s, r, i); });
+    wrong += compare(s, at(recv, r * count, s.dtype), rank * count, count, [&](size_t i) { return input(s, r, i); }, k);
   }
   return wrong;
 }
 
 // Rank-1's input (ring neighbour exchange).
-size_t from_left(const DataSpec& s, int rank, const void* recv, size_t count) {
+size_t from_left(const DataSpec& s, int rank, const void* recv, size_t count, Sink* k) {
   const int left = (rank + s.nranks - 1) % s.nranks;
-  return compare(s, recv, 0, count, [&](size_t i) { return input(s, left, i); });
+  return compare(s, recv, 0, count, [&](size_t i) { return input(s, left, i); }, k);
 }
 
 // Part r is the part of rank r's packed input meant for `rank`.
-size_t exchanged_per_peer(const DataSpec& s, int rank, const void* recv, size_t) {
+size_t exchanged_per_peer(const DataSpec& s, int rank, const void* recv, size_t, Sink* k) {
   const CountMatrix& m = *s.counts;
   size_t wrong = 0, offset = 0;
   for (int r = 0; r < s.nranks; ++r) {
     size_t first = 0;
     for (int p = 0; p < rank; ++p) first += m.at(r, p);
-    wrong += compare(s, at(recv, offset, s.dtype), first, m.at(r, rank), [&](size_t i) { return input(s, r, i); });
+    wrong += compare(s, at(recv, offset, s.dtype), first, m.at(r, rank), [&](size_t i) { return input(s, r, i); }, k);
     offset += m.at(r, rank);
   }
   return wrong;
 }
 
-size_t nothing(const DataSpec&, int, const void*, size_t) { return 0; }
+size_t nothing(const DataSpec&, int, const void*, size_t, Sink*) { return 0; }
 
 struct Expectation {
   Collective collective;
-  size_t (*count_wrong)(const DataSpec& s, int rank, const void* recv, size_t count);
+  size_t (*count_wrong)(const DataSpec& s, int rank, const void* recv, size_t count, Sink* sink);
 };
 
 constexpr std::array<Expectation, kNumCollectives> kExpected = {{
@@ -242,7 +258,13 @@ static_assert(covers_every_collective(kExpected), "one expected-value function p
 }  // namespace
 
 size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count) {
-  return kExpected[static_cast<size_t>(s.collective)].count_wrong(s, rank, recv, count);
+  return kExpected[static_cast<size_t>(s.collective)].count_wrong(s, rank, recv, count, nullptr);
+}
+
+size_t find_wrong(const DataSpec& s, int rank, const void* recv, size_t count, std::vector<ElementMismatch>* first,
+                  size_t max) {
+  Sink sink{static_cast<const char*>(recv), first, max};
+  return kExpected[static_cast<size_t>(s.collective)].count_wrong(s, rank, recv, count, &sink);
 }
 
 }  // namespace smddp::bench

@@ -9,12 +9,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "smddp/types.h"
 
 namespace smddp::bench {
 
 struct CountMatrix;
+struct ElementMismatch;
 
 struct DataSpec {
   Collective collective;
@@ -33,5 +35,9 @@ void fill_send(const DataSpec& s, int rank, void* buf, size_t count);
 // Counts wrong elements of this rank's output after one call with `count`
 // (the expected values: one function per collective, in data.cc).
 size_t count_wrong(const DataSpec& s, int rank, const void* recv, size_t count);
+// As count_wrong, and the first `max` wrong elements appended to *first
+// (-B: their index in `recv`, expected and received bits).
+size_t find_wrong(const DataSpec& s, int rank, const void* recv, size_t count, std::vector<ElementMismatch>* first,
+                  size_t max);
 
 }  // namespace smddp::bench

@@ -16,16 +16,18 @@ namespace {
 
 // Host memory one rank needs for a sweep up to `max_bytes`: its buffers plus
 // the engine's scratch (up to two more copies of the vector).
-double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks, const std::vector<uint64_t>& weights) {
+double bytes_per_rank(const BenchOptions& o, size_t max_bytes, int nranks) {
   size_t send = 0, recv = 0;
   for (Collective c : o.collectives) {
     for (DataType t : o.dtypes) {
-      const RowCounts rc = row_counts(c, c == Collective::Barrier ? 0 : max_bytes, t, nranks, weights);
+      const RowCounts rc = row_counts(c, c == Collective::Barrier ? 0 : max_bytes, t, nranks, o.alltoallv);
       send = std::max(send, rc.send * dtype_size(t));
       recv = std::max(recv, rc.recv * dtype_size(t));
     }
   }
-  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2;
+  // -B keeps repeat 1's output to compare the others with.
+  const size_t bitwise = o.bitwise > 0 ? recv : 0;
+  return static_cast<double>(send + recv + 2 * 8 * static_cast<size_t>(o.unalign)) * 2 + static_cast<double>(bitwise);
 }
 
 // Host memory one rank keeps for a row's timings: -n samples, and with
@@ -37,7 +39,7 @@ double timing_bytes_per_rank(const BenchOptions& o, int nranks) {
 
 }  // namespace
 
-void fit_to_memory(BenchOptions& o, Communicator& comm) {
+void fit_to_memory(BenchOptions& o, Communicator& comm, int group_ranks) {
   const int nranks = comm.size();
   int host_ranks = 0;
   for (int r = 0; r < nranks; ++r) host_ranks += comm.host(r) == comm.host(comm.rank()) ? 1 : 0;
@@ -65,8 +67,16 @@ void fit_to_memory(BenchOptions& o, Communicator& comm) {
     throw UsageError(why);
   }
   budget -= timings;
-  const auto weights = weights_for(o.alltoallv_weights, nranks);
-  const auto fits = [&](size_t m) { return bytes_per_rank(o, m, nranks, weights) * host_ranks <= budget; };
+  const auto fits = [&](size_t m) { return bytes_per_rank(o, m, group_ranks) * host_ranks <= budget; };
+  // A byte matrix's parts do not shrink with -e: they fit, or the run cannot be.
+  const bool matrix = o.alltoallv.fixed_bytes() &&
+                      std::find(o.collectives.begin(), o.collectives.end(), Collective::AllToAllV) != o.collectives.end();
+  int32_t matrix_too_large = matrix && budget > 0 && !fits(0) ? 1 : 0;
+  comm.allreduce(&matrix_too_large, &matrix_too_large, 1, DataType::Int32, ReduceOp::Max);
+  if (matrix_too_large) {
+    throw UsageError(o.alltoallv.origin + ": the parts of its alltoallv need more host memory than a host's budget "
+                     "(SMDDP_BENCH_MEMORY, else 7/8 of MemAvailable); lower NCCL_TESTS_ALLTOALLV_MATRIX_SCALE");
+  }
   uint64_t fit = o.max_bytes;
   if (budget > 0 && !fits(o.max_bytes)) {
     size_t lo = 0, hi = o.max_bytes;  // fits(lo) is assumed: no buffers at 0 bytes

@@ -13,7 +13,8 @@
 
 namespace smddp::bench {
 
-// Collective over `comm`.
-void fit_to_memory(BenchOptions& o, Communicator& comm);
+// Collective over `comm` (every rank of the job); the collectives run on
+// groups of `group_ranks` (comm.size() without split groups).
+void fit_to_memory(BenchOptions& o, Communicator& comm, int group_ranks);
 
 }  // namespace smddp::bench

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sweep/bitwise.h"
 #include "sweep/fabric_deltas.h"
 #include "supervision/hang_report.h"
 #include "cli/options.h"
@@ -37,6 +38,32 @@ struct RowModel {
   std::string error;         // no prediction: why (then the figures are 0)
 };
 
+// Split groups (NCCL_TESTS_SPLIT): one group's part of a row, as that group
+// alone would report it: its time by -a over its own ranks, its size and
+// its bandwidth over its own rank count, its wrong elements.
+struct GroupResult {
+  int group = 0;  // the colour (nccl-tests' "Group")
+  int nranks = 0;
+  size_t bytes = 0, count = 0;
+  double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;
+  uint64_t wrong = 0;
+};
+
+// -B/--bitwise: a row's comparisons (sweep/bitwise.h), on rank 0.
+struct RowBitwise {
+  int repeats = 0;
+  RankAgreement ranks = RankAgreement::None;  // which outputs must agree across ranks
+  // Differing elements of repeat 1 against the expected value (also #wrong)
+  // and of repeats 2..N against repeat 1 on the same rank, every rank; and
+  // the (rank, repeat) outputs unlike the one the rank's group agrees on.
+  uint64_t against_expected = 0, against_first_repeat = 0, against_ranks = 0;
+  uint64_t differences() const { return against_expected + against_first_repeat + against_ranks; }
+  std::vector<BitDifference> shown;  // the first kBitwiseShown, by rank, repeat, element
+  // The engine's call number of each repeat on rank 0 (SMDDP_TEST_FLIP's
+  // CALL); empty for backends not on the engine.
+  std::vector<uint64_t> engine_calls;
+};
+
 struct RowResult {
   size_t row = 0;  // index of the (size, dtype, op, collective) row, shared by backends
   Collective collective{};
@@ -61,7 +88,41 @@ struct RowResult {
   std::optional<Straggler> straggler;
   RowFabricCounters fabric_counters;  // rank 0: the row's counter deltas, every host
   std::optional<RowModel> model;      // --model
+  // Split groups, on rank 0: each group's part, by colour. The row's own
+  // figures aggregate them as nccl-tests does: time by -a over every rank
+  // of every group, bandwidth over the size of rank 0's group, #wrong summed.
+  std::vector<GroupResult> groups;
+  std::optional<RowBitwise> bitwise;  // -B, rows with data
 };
+
+// A row as one split group alone would report it (--per-group tables, the
+// metrics' group series): the group's size, time, bandwidth and wrong
+// elements; per-iteration figures, the model's, the fabric counters and -B's
+// differences belong to the whole job.
+inline RowResult group_row(const RowResult& r, const GroupResult& g) {
+  RowResult out = r;
+  out.bytes = g.bytes;
+  out.count = g.count;
+  out.time_us = g.time_us;
+  out.algbw_gbps = g.algbw_gbps;
+  out.busbw_gbps = g.busbw_gbps;
+  out.wrong = g.wrong;
+  out.stats.reset();
+  out.model.reset();
+  out.fabric_counters = {};
+  out.bitwise.reset();  // -B's differences are counted once, with the whole row
+  return out;
+}
+
+// The slowest group of a row (the longest time; the lowest colour of a
+// tie), and how much slower than the fastest, in percent; null for fewer
+// than two groups.
+struct SlowestGroup {
+  const GroupResult* group = nullptr;
+  int fastest = 0;  // its colour
+  double slower_pct = 0;
+};
+SlowestGroup slowest_group(const RowResult& r);
 
 struct RunContext {
   const BenchOptions* options = nullptr;
@@ -69,6 +130,12 @@ struct RunContext {
   std::vector<std::string> hosts;  // by rank
   std::vector<int> nodes;          // by rank
   std::vector<int> pids;           // by rank (empty when unknown)
+  // Split groups (NCCL_TESTS_SPLIT): each rank's group (colour), by rank;
+  // empty without a split (every rank in group 0).
+  std::vector<int> groups;
+  int group_of(int rank) const { return groups.empty() ? 0 : groups[static_cast<size_t>(rank)]; }
+  // The colours in use, ascending, with their ranks (ascending): {{0, {0..n-1}}} without a split.
+  std::vector<std::pair<int, std::vector<int>>> group_members() const;
   std::map<std::string, std::string> environment;
   std::map<std::string, std::string> versions;
   double memory_bandwidth_gbps = 0;  // --roofline
@@ -79,6 +146,7 @@ struct RunContext {
 
 struct Summary {
   uint64_t wrong = 0;
+  uint64_t bitwise_differences = 0;  // -B: RowBitwise::differences() summed
   std::map<std::string, double> avg_busbw_gbps;  // by backend
   double threshold_gbps = 0;
   bool below_threshold = false;

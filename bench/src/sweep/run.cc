@@ -217,7 +217,7 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 void request_stop(int sig) { g_stop_signal = sig; }
 
 int finish_exit_code(const Summary& s) {
-  if (s.wrong) return kExitWrong;
+  if (s.wrong || s.bitwise_differences) return kExitWrong;  // -B's differences fail as wrong values do
   if (s.below_threshold || !s.below_baseline.empty() || s.baseline_judged_nothing) return kExitBelowThreshold;
   return kExitOk;
 }
@@ -258,6 +258,10 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
   // CUDA initialised before fork() is unusable in the child (the device
   // probe runs in the rank process: check_cuda_device in run_benchmark).
   check_cuda_request(o);
+  if (o.split && bootstrap_from_environment() == BootstrapKind::TcpStore) {
+    throw UsageError(o.split->setting + ": split groups need mpirun or srun; this job was started torchrun-style "
+                     "(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
+  }
   for (const auto& b : o.backends) {
     if (is_mpi_backend(b) && bootstrap_from_environment() == BootstrapKind::TcpStore) {
       throw UsageError("--backend mpi needs mpirun; this job was started torchrun-style (RANK, WORLD_SIZE, "
@@ -312,23 +316,59 @@ int run_benchmark(const BenchOptions& options) {
   }
   const int rank = comm->rank();
   const int nranks = comm->size();
-  if (o.list_algorithms) {  // --explain: the ranks connected, the table built
-    if (rank == 0) print_selection(comm->selection());
+  // Split groups: every rank's colour follows from the rule and its rank,
+  // so every rank knows every group without asking.
+  std::vector<int> colors;
+  std::map<int, int> group_sizes;  // by colour
+  if (o.split) {
+    for (int r = 0; r < nranks; ++r) {
+      colors.push_back(o.split->color(r));
+      ++group_sizes[colors.back()];
+    }
+  }
+  std::unique_ptr<Communicator> group_comm;  // this rank's group (split groups only)
+  if (o.split) {
+    try {
+      group_comm = comm->split(colors[static_cast<size_t>(rank)], rank);
+    } catch (const UsageError& e) {
+      usage_exit(rank, e.what());
+    } catch (const Error& e) {
+      std::fprintf(stderr, "smddp-bench: cannot connect the ranks of split group %d: %s\n", colors[rank], e.what());
+      abort_job(kExitTimeout);
+    }
+  }
+  Communicator& group = group_comm ? *group_comm : *comm;
+  const int group_ranks = group.size();
+  if (o.list_algorithms) {  // --explain: the ranks connected, the table built (rank 0's group's)
+    if (rank == 0) print_selection(group.selection());
+    group_comm.reset();
     comm.reset();
     end_mpi();
     return kExitOk;
   }
-  if (!o.all_roots && (o.root < 0 || o.root >= nranks)) {
-    usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of this job (0.." +
-                         std::to_string(nranks - 1) + ")");
+  int smallest_group = group_ranks;  // the same on every rank
+  for (const auto& [color, size] : group_sizes) smallest_group = std::min(smallest_group, size);
+  if (!o.all_roots && (o.root < 0 || o.root >= smallest_group)) {
+    usage_exit(rank, "-r/--root " + std::to_string(o.root) + " is not a rank of " +
+                         (o.split ? "every split group (0.." : "this job (0..") + std::to_string(smallest_group - 1) + ")");
+  }
+  if (o.all_roots && smallest_group != group_ranks) {
+    // Every group must run the same rows: -r -1 gives each group one per rank.
+    usage_exit(rank, "-r/--root -1 with split groups of different sizes (" + std::to_string(smallest_group) + " and " +
+                         std::to_string(std::max_element(group_sizes.begin(), group_sizes.end(), [](auto& a, auto& b) {
+                                          return a.second < b.second;
+                                        })->second) +
+                         " ranks): every group must run the same rows; give a root");
   }
   SweepPlan plan;
   try {
-    weights_for(o.alltoallv_weights, nranks);  // --alltoallv-matrix must match the rank count
+    // An alltoallv pattern must fit every group's rank count, checked alike on every rank.
+    for (const auto& [color, size] : group_sizes) check_alltoallv_ranks(o.alltoallv, size);
+    check_alltoallv_ranks(o.alltoallv, group_ranks);
     // Its allreduce is the first collective: an algorithm forced through
     // SMDDP_ALGORITHM_* that cannot run on this job's ranks is refused here.
-    fit_to_memory(o, *comm);
-    plan = plan_sweep(o, nranks);
+    fit_to_memory(o, *comm, group_ranks);
+    plan = plan_sweep(o, group_ranks);
   } catch (const UsageError& e) {
     usage_exit(rank, e.what());
   }
@@ -351,6 +391,7 @@ int run_benchmark(const BenchOptions& options) {
   RunContext ctx;
   ctx.options = &o;
   ctx.nranks = nranks;
+  ctx.groups = colors;
   ctx.environment = captured_environment();
   ctx.versions = {{"smddp", kVersion}, {"mpi", mpi_library_version()}, {"reductions", std::string(reduce_isa())}};
   ctx.started_utc = utc_now();
@@ -394,11 +435,11 @@ int run_benchmark(const BenchOptions& options) {
 
     std::vector<std::unique_ptr<Backend>> backends;
     for (const auto& b : o.backends) {
-      if (b == "smddp") backends.push_back(make_smddp_backend(*comm, o.algorithm));
+      if (b == "smddp") backends.push_back(make_smddp_backend(group, o.algorithm));
 #if SMDDP_CUDA_ENABLED
-      else if (b == "nccl") backends.push_back(make_nccl_backend(*comm));
+      else if (b == "nccl") backends.push_back(make_nccl_backend(group));
 #endif
-      else backends.push_back(make_mpi_backend(mpi_tuned_name(b), o.collectives));
+      else backends.push_back(make_mpi_backend(mpi_tuned_name(b), o.collectives, o.split ? colors[rank] : -1));
     }
     // Metrics settings are checked (and the port bound) on rank 0 before the
     // sweep; a usage error there ends every rank with 64.
@@ -443,7 +484,7 @@ int run_benchmark(const BenchOptions& options) {
     Progress progress(rank == 0 && (!o.quiet || o.progress), o.progress, ctx.planned_rows);
     BusbwAverages busbw;  // barrier rows are not counted (no bytes)
     size_t done = 0;
-    Sweep sweep(o, ctx, *comm, std::move(backends));
+    Sweep sweep(o, ctx, *comm, group, std::move(backends));
     // -N: every cycle's rows are reported; -N 0 until a signal.
     if (o.run_cycles == 0) {
       std::signal(SIGINT, request_stop);
@@ -466,6 +507,7 @@ int run_benchmark(const BenchOptions& options) {
         for (auto& r : with_model) attach_model(r, *o.model, ctx, o.mem, summary);
         for (const auto& r : results) {
           summary.wrong += r.wrong;
+          if (r.bitwise) summary.bitwise_differences += r.bitwise->differences();
           baseline_rows.push_back(result_row(r, ctx, o.mem));
           busbw.add(r);
         }
@@ -560,6 +602,7 @@ int run_benchmark(const BenchOptions& options) {
     std::fprintf(stderr, "smddp-bench: rank %d: %s\n", rank, e.what());
     abort_job(kExitRuntime);
   }
+  group_comm.reset();
   comm.reset();
   end_mpi();
   return exit_code;

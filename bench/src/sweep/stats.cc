@@ -62,6 +62,25 @@ std::string_view busbw_verdict(std::optional<double> avg, const BenchOptions& o)
   return below_min_busbw(*avg, o) ? "FAILED" : "OK";
 }
 
+SlowestGroup slowest_group(const RowResult& r) {
+  SlowestGroup out;
+  if (r.groups.size() < 2) return out;
+  const GroupResult* fastest = &r.groups.front();
+  for (const auto& g : r.groups) {
+    if (!out.group || g.time_us > out.group->time_us) out.group = &g;
+    if (g.time_us < fastest->time_us) fastest = &g;
+  }
+  out.fastest = fastest->group;
+  out.slower_pct = fastest->time_us > 0 ? (out.group->time_us / fastest->time_us - 1) * 100 : 0;
+  return out;
+}
+
+std::vector<std::pair<int, std::vector<int>>> RunContext::group_members() const {
+  std::map<int, std::vector<int>> by_color;
+  for (int r = 0; r < nranks; ++r) by_color[group_of(r)].push_back(r);
+  return {by_color.begin(), by_color.end()};
+}
+
 std::string nccl_tests_program(Collective c) {
   switch (c) {
     case Collective::AllReduce: return "all_reduce_perf";

@@ -26,7 +26,8 @@ int slice_iters(int iters, int rounds, int round) { return iters / rounds + (rou
 
 SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
   SweepPlan plan;
-  plan.alltoallv_weights = weights_for(o.alltoallv_weights, nranks);
+  plan.alltoallv = o.alltoallv;
+  check_alltoallv_ranks(plan.alltoallv, nranks);
   const auto sizes = sweep_sizes(o);
   for (Collective c : o.collectives) {
     // -r -1: every rank in turn is the root, as nccl-tests (roots outside, sizes inside).
@@ -41,7 +42,7 @@ SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
         for (int root : roots) {
           for (size_t bytes : c == Collective::Barrier ? std::vector<size_t>{0} : sizes) {
             plan.rows.push_back({c, t, op, bytes, root});
-            RowCounts rc = row_counts(c, bytes, t, nranks, plan.alltoallv_weights);
+            RowCounts rc = row_counts(c, bytes, t, nranks, plan.alltoallv);
             plan.max_send_bytes = std::max(plan.max_send_bytes, rc.send * dtype_size(t));
             plan.max_recv_bytes = std::max(plan.max_recv_bytes, rc.recv * dtype_size(t));
           }
@@ -55,9 +56,17 @@ SweepPlan plan_sweep(const BenchOptions& o, int nranks) {
   return plan;
 }
 
-Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
+Sweep::Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& world, Communicator& group,
              std::vector<std::unique_ptr<Backend>> backends)
-    : o_(o), ctx_(ctx), comm_(comm), backends_(std::move(backends)), rank_(comm.rank()) {}
+    : o_(o),
+      ctx_(ctx),
+      world_(world),
+      group_(group),
+      backends_(std::move(backends)),
+      rank_(group.rank()),
+      group_ranks_(group.size()) {
+  for (int r = 0; r < group_ranks_; ++r) group_hosts_.push_back(group.host(r));
+}
 
 void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vector<RowResult>&)>& on_row,
                 const std::function<bool()>& stop) {
@@ -67,7 +76,7 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
     // The kernel may give fewer huge pages than asked (fragmented memory,
     // transparent_hugepage/defrag): say so, with the worst rank's share.
     double backed = buffers_->huge_page_fraction();
-    comm_.allreduce(&backed, &backed, 1, DataType::Float64, ReduceOp::Min);
+    world_.allreduce(&backed, &backed, 1, DataType::Float64, ReduceOp::Min);
     if (rank_ == 0 && backed < 0.9) {
       std::fprintf(stderr, "smddp-bench: --huge-pages: the kernel backs only %.0f%% of a rank's host buffers with huge "
                    "pages\n", 100 * backed);
@@ -82,7 +91,7 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
     CollectiveArgs warm{first, buffers_->send(), buffers_->recv(), first == Collective::Barrier ? 0u : 1u,
                         DataType::Float32, ReduceOp::Sum, 0};
     warm.memory = o_.mem;
-    const std::vector<size_t> none(static_cast<size_t>(ctx_.nranks), 0);  // alltoallv: empty parts
+    const std::vector<size_t> none(static_cast<size_t>(group_ranks_), 0);  // alltoallv: empty parts
     warm.send_counts = warm.recv_counts = none.data();
     for (int i = 0; i < kStartupCalls; ++i) {
       Watchdog::instance().arm(first, backend->name());
@@ -95,7 +104,7 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
   std::vector<Placement> placements;
   if (o_.placement != Placement::InPlace) placements.push_back(Placement::OutOfPlace);
   if (o_.placement != Placement::OutOfPlace) placements.push_back(Placement::InPlace);
-  RowCounters counters(comm_, ctx_.hosts);
+  RowCounters counters(world_, ctx_.hosts);
   for (size_t i = 0; i < plan.rows.size(); ++i) {
     counters.before();
     std::vector<Measurement> ms;
@@ -135,9 +144,9 @@ void Sweep::run(const SweepPlan& plan, const std::function<void(const std::vecto
 
 Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row,
                                 bool in_place) {
-  const int n = ctx_.nranks;
+  const int n = group_ranks_;
   const CollectiveTraits& t = traits(row.collective);
-  const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n, plan.alltoallv_weights);
+  const RowCounts rc = row_counts(row.collective, row.bytes, row.dtype, n, plan.alltoallv);
   const size_t es = dtype_size(row.dtype);
   const int root = t.has_root ? row.root : -1;
 
@@ -161,7 +170,7 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const S
   m.args.memory = o_.mem;
   DataSpec spec{row.collective, row.dtype, row.op, o_.seed, n, std::max(root, 0)};
   if (t.per_peer()) {
-    m.counts = std::make_shared<const CountMatrix>(scale(plan.alltoallv_weights, n, rc.count));
+    m.counts = std::make_shared<const CountMatrix>(alltoallv_counts(plan.alltoallv, n, rc.count, es));
     m.send_counts = m.counts->send_counts(rank_);
     m.recv_counts = m.counts->recv_counts(rank_);
     m.args.send_counts = m.send_counts.data();
@@ -184,13 +193,18 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const S
   // has no data: its check is that nobody leaves before all arrived.
   for (int c = 0; c < o_.check && row.collective == Collective::Barrier; ++c) {
     watchdog.arm(row.collective, backend.name(), r.bytes);
-    m.wrong += check_barrier(comm_, ctx_.hosts, o_.seed + static_cast<uint64_t>(c), kBarrierCheckRounds, [&] {
+    m.wrong += check_barrier(group_, group_hosts_, o_.seed + static_cast<uint64_t>(c), kBarrierCheckRounds, [&] {
       backend.run(m.args);
       backend.sync();
     });
     watchdog.disarm();
   }
-  for (int c = 0; c < o_.check && row.collective != Collective::Barrier; ++c) {
+  // -B replaces -c's checking calls with its repeats (the first checked as -c checks).
+  const int checks = o_.bitwise > 0 ? 0 : o_.check;
+  if (o_.bitwise > 0 && row.collective != Collective::Barrier) {
+    repeat_row(m, spec, sendp, recvp, rc.send, t.receives_on(rank_, root) ? rc.recv : 0, rc.count);
+  }
+  for (int c = 0; c < checks && row.collective != Collective::Barrier; ++c) {
     buffers_->fill_send(spec, rank_, sendp, rc.send);
     if (!in_place) buffers_->poison(recvp, rc.recv * es);
     watchdog.arm(row.collective, backend.name(), r.bytes);
@@ -199,7 +213,7 @@ Sweep::Measurement Sweep::start(Backend& backend, const SweepPlan& plan, const S
     watchdog.disarm();
     m.wrong += buffers_->count_wrong(spec, rank_, recvp, rc.count, rc.recv);
   }
-  r.checked = o_.check > 0;
+  r.checked = o_.check > 0 || (o_.bitwise > 0 && row.collective != Collective::Barrier);
   m.times.reserve(static_cast<size_t>(o_.iters));
   return m;
 }
@@ -214,6 +228,9 @@ void Sweep::time_slice(Measurement& m, int warmup, int iters) {
   }
   backend.sync();
   backend.barrier();
+  // Split groups start their timed calls together, as nccl-tests' barrier
+  // over every rank lines them up: the groups contend as they run at once.
+  if (&group_ != &world_) world_.barrier();
   if (o_.cuda_graph_launches > 0 && iters > 0) {  // -G: one time for the slice, per call
     watchdog.arm(m.args.collective, backend.name(), m.result.bytes);
     m.times.insert(m.times.end(), static_cast<size_t>(iters),
@@ -234,7 +251,7 @@ void Sweep::time_slice(Measurement& m, int warmup, int iters) {
 }
 
 RowResult Sweep::finish(Measurement& m) {
-  const int n = ctx_.nranks;
+  const int n = ctx_.nranks;  // every rank of every group
   std::vector<double>& times = m.times;
   RowResult r = std::move(m.result);
   uint64_t wrong = m.wrong;
@@ -244,7 +261,7 @@ RowResult Sweep::finish(Measurement& m) {
   double mine = times.empty() ? 0 : std::accumulate(times.begin(), times.end(), 0.0) / times.size();
   // Bookkeeping goes over our own engine, so it works under any bootstrap.
   std::vector<double> all(n);
-  comm_.allgather(&mine, all.data(), 1, DataType::Float64);
+  world_.allgather(&mine, all.data(), 1, DataType::Float64);
   switch (o_.average) {
     case Average::Rank0: r.time_us = all[0]; break;
     case Average::Mean: r.time_us = std::accumulate(all.begin(), all.end(), 0.0) / n; break;
@@ -256,7 +273,7 @@ RowResult Sweep::finish(Measurement& m) {
     // iteration ends when its slowest rank does (times_us, the statistics).
     const size_t iters = times.size();
     std::vector<double> every(iters * static_cast<size_t>(n));
-    if (iters > 0) comm_.allgather(times.data(), every.data(), iters, DataType::Float64);
+    if (iters > 0) world_.allgather(times.data(), every.data(), iters, DataType::Float64);
     r.iter_times_us.assign(iters, 0);
     r.rank_times_us.resize(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
@@ -278,14 +295,52 @@ RowResult Sweep::finish(Measurement& m) {
   if (n > 1 && median > 0 && all[slowest] > kStragglerFactor * median) {
     r.straggler = Straggler{slowest, ctx_.hosts[slowest], (all[slowest] / median - 1) * 100};
   }
-  comm_.allreduce(&wrong, &wrong, 1, DataType::Uint64, ReduceOp::Sum);
+  if (m.bitwise) r.bitwise = gather_bitwise(m);
+  if (&group_ != &world_) add_groups(r, all, wrong);
+  world_.allreduce(&wrong, &wrong, 1, DataType::Uint64, ReduceOp::Sum);
   r.wrong = wrong;
 
+  // Bandwidth over the group's rank count (the reported bandwidth is per
+  // group, as nccl-tests says: N groups move N times as much).
   if (r.time_us > 0) {
     r.algbw_gbps = static_cast<double>(r.bytes) / 1e3 / r.time_us;  // bytes/us / 1e3 = GB/s
-    r.busbw_gbps = r.algbw_gbps * bus_factor(r.collective, n);
+    r.busbw_gbps = r.algbw_gbps * bus_factor(r.collective, group_ranks_);
   }
   return r;
+}
+
+// Each group's own figures, on rank 0, from every rank's time (`times`, by
+// world rank) and its wrong elements, size and count (gathered here: groups
+// of different sizes round a row differently).
+void Sweep::add_groups(RowResult& r, const std::vector<double>& times, uint64_t wrong) {
+  const int n = ctx_.nranks;
+  const uint64_t mine[3] = {wrong, r.bytes, r.count};
+  std::vector<uint64_t> every(3 * static_cast<size_t>(n));
+  world_.allgather(mine, every.data(), 3, DataType::Uint64);
+  if (world_.rank() != 0) return;
+  for (const auto& [color, ranks] : ctx_.group_members()) {
+    GroupResult g;
+    g.group = color;
+    g.nranks = static_cast<int>(ranks.size());
+    std::vector<double> t;
+    for (int k : ranks) {
+      t.push_back(times[static_cast<size_t>(k)]);
+      g.wrong += every[3 * static_cast<size_t>(k)];
+    }
+    g.bytes = every[3 * static_cast<size_t>(ranks.front()) + 1];
+    g.count = every[3 * static_cast<size_t>(ranks.front()) + 2];
+    switch (o_.average) {
+      case Average::Rank0: g.time_us = t.front(); break;  // the group's first rank
+      case Average::Mean: g.time_us = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(t.size()); break;
+      case Average::Min: g.time_us = *std::min_element(t.begin(), t.end()); break;
+      case Average::Max: g.time_us = *std::max_element(t.begin(), t.end()); break;
+    }
+    if (g.time_us > 0) {
+      g.algbw_gbps = static_cast<double>(g.bytes) / 1e3 / g.time_us;
+      g.busbw_gbps = g.algbw_gbps * bus_factor(r.collective, g.nranks);
+    }
+    r.groups.push_back(g);
+  }
 }
 
 }  // namespace smddp::bench

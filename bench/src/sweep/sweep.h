@@ -8,12 +8,16 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "cli/alltoallv_matrix.h"
 #include "backends/backend.h"
 #include "backends/device_memory.h"
 #include "reporters/reporter.h"
+#include "sweep/bitwise.h"
+#include "sweep/data.h"
 #include "sweep/results.h"
 
 namespace smddp::bench {
@@ -28,15 +32,18 @@ struct SweepPlan {
   };
   std::vector<Row> rows;
   size_t max_send_bytes = 0, max_recv_bytes = 0;
-  std::vector<uint64_t> alltoallv_weights;  // n x n (alltoallv_matrix.h)
+  AlltoallvPattern alltoallv;  // the job's (alltoallv_matrix.h)
 };
 
 SweepPlan plan_sweep(const BenchOptions& o, int nranks);
 
 class Sweep {
  public:
-  // `comm` carries the harness's own bookkeeping (times, #wrong).
-  Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& comm,
+  // `world` (every rank of the job) carries the harness's own bookkeeping
+  // (times, #wrong); the backends run on `group`, this rank's split group
+  // (`world` itself without a split): the data and its check are the
+  // group's, the rows aggregate every group.
+  Sweep(const BenchOptions& o, const RunContext& ctx, Communicator& world, Communicator& group,
         std::vector<std::unique_ptr<Backend>> backends);
 
   // Runs every row; calls `on_row` on every rank with the results (rank 0's
@@ -56,16 +63,27 @@ class Sweep {
     // alltoallv: the row's counts; args points into the vectors (kept by moves).
     std::shared_ptr<const CountMatrix> counts;
     std::vector<size_t> send_counts, recv_counts;
+    // -B: this rank's comparisons, gathered by finish().
+    std::optional<RepeatRecord> bitwise;
   };
   Measurement start(Backend& backend, const SweepPlan& plan, const SweepPlan::Row& row, bool in_place);
+  // -B: the row's repeats on identical inputs, each output compared on this rank.
+  void repeat_row(Measurement& m, const DataSpec& spec, void* sendp, void* recvp, size_t send_elements,
+                  size_t output_elements, size_t count);
+  // -B: every rank's comparisons gathered (over the whole job), those across ranks made.
+  RowBitwise gather_bitwise(const Measurement& m);
   void time_slice(Measurement& m, int warmup, int iters);
   RowResult finish(Measurement& m);
+  void add_groups(RowResult& r, const std::vector<double>& times, uint64_t wrong);
 
   const BenchOptions& o_;
   const RunContext& ctx_;
-  Communicator& comm_;
+  Communicator& world_;
+  Communicator& group_;
   std::vector<std::unique_ptr<Backend>> backends_;
-  int rank_ = 0;
+  int rank_ = 0;         // in the group
+  int group_ranks_ = 1;  // the group's size
+  std::vector<std::string> group_hosts_;  // by group rank
   std::unique_ptr<SweepBuffers> buffers_;  // host or device (--mem)
 };
 

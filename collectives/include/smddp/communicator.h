@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -142,6 +143,9 @@ class Communicator {
 
   // The algorithm that ran the last call.
   virtual const std::string& last_algorithm() const = 0;
+  // Calls run so far on this communicator: the number of the last one, as
+  // its error messages ("call #N") and SMDDP_TEST_FLIP count them (from 1).
+  virtual uint64_t calls() const { return 0; }
   // The placement verdict selection and waiting use.
   virtual PlacementInfo placement() const = 0;
   // The transport between nodes that opened: "mpi", "fabric" or "socket";
@@ -152,6 +156,16 @@ class Communicator {
 
   virtual void set_timeout(double seconds) = 0;
   virtual double timeout() const = 0;
+
+  // The ranks of this communicator with the same `color` (>= 0), as a
+  // communicator of their own (MPI_Comm_split's rule): its ranks are
+  // renumbered 0..n-1 by `key`, ties by rank here; hosts, nodes and
+  // placement are those of its own ranks; it gets this communicator's
+  // options and current timeout. Collective over this communicator; the
+  // groups may then run calls at once, each on its own. UsageError for a
+  // negative colour, and under the TCP store (create_from_env), which cannot
+  // split yet.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
 
   void allreduce(const void* send, void* recv, size_t count, DataType dtype, ReduceOp op);
   void allgather(const void* send, void* recv, size_t count, DataType dtype);

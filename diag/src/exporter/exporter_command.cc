@@ -1,5 +1,6 @@
-// smddp-diag exporter: serves node, GPU, EFA and preflight metrics on
-// /metrics until SIGINT or SIGTERM (or --exit-after).
+// smddp-diag exporter: serves node, GPU, EFA and preflight metrics, NCCL
+// Inspector output (--inspector) and NCCL RAS (--ras) on /metrics until
+// SIGINT or SIGTERM (or --exit-after).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -17,7 +18,9 @@
 #include "smddp/tools/input_file.h"
 #include "smddp/tools/paths.h"
 #include "shared/text.h"
+#include "exporter/inspector_source.h"
 #include "exporter/node_sampler.h"
+#include "ras/ras_collector.h"
 #include "smddp/error.h"
 #include "smddp/telemetry/http_server.h"
 
@@ -32,6 +35,11 @@ class ExporterCommand final : public Command {
         ->capture_default_str();
     tools::seconds_option(app_->add_option("--interval", interval_, "Seconds between samples")->capture_default_str(), true);
     app_->add_option("--preflight-report", report_, "Preflight JSON report to export (re-read every interval)");
+    app_->add_option("--inspector", inspector_,
+                     "NCCL Inspector output: a directory of its .log/.jsonl and .prom files, or one file (re-read every interval)");
+    app_->add_option("--ras", ras_text_, "HOST:PORT of an NCCL job's RAS port (ncclras, default port 28028) to query every interval");
+    tools::seconds_option(app_->add_option("--ras-interval", ras_interval_, "Seconds between RAS status queries")->capture_default_str(), true);
+    app_->add_option("--ras-timeout", ras_timeout_, "Seconds RAS may wait for the job's other processes (1..3600)")->capture_default_str();
     app_->add_option("--port-file", port_file_, "Write the listening port to this file once serving");
     tools::seconds_option(app_->add_option("--exit-after", exit_after_, "Stop after this many seconds (0: run until SIGINT/SIGTERM)")->capture_default_str());
   }
@@ -51,6 +59,10 @@ class ExporterCommand final : public Command {
     if (!(interval_ >= 0.05) || !std::isfinite(interval_)) throw UsageError("--interval must be at least 0.05 seconds");
     if (!(exit_after_ >= 0)) throw UsageError("--exit-after must not be negative");
     tools::check_writable(port_file_, "--port-file");
+    if (!inspector_.empty()) InspectorSource::check_path(inspector_);
+    if (!ras_text_.empty()) ras_address_ = parse_ras_address(ras_text_, "--ras");
+    if (!(ras_interval_ >= 0.05)) throw UsageError("--ras-interval must be at least 0.05 seconds");
+    if (ras_timeout_ < 1 || ras_timeout_ > 3600) throw UsageError("--ras-timeout must be 1..3600 seconds");
     // The report may come later (preflight writes it), but a path that holds
     // something no reading can use (a directory, FIFO, device, a huge file)
     // is refused now. A FIFO put there later is skipped each interval: the
@@ -75,7 +87,19 @@ class ExporterCommand final : public Command {
     server_options.name = "smddp-diag exporter";
     telemetry::MetricsServer server(bind_, port_, registry, server_options);
     NodeSampler sampler(*registry, root_, nvml_library(global_.nvml_library), report_);
-    sampler.sample();
+    std::unique_ptr<InspectorSource> inspector;
+    if (!inspector_.empty()) inspector = std::make_unique<InspectorSource>(*registry, inspector_, std::cerr);
+    auto sample = [&] {
+      sampler.sample();
+      if (inspector) inspector->sample();
+    };
+    sample();
+    std::unique_ptr<RasCollector> ras;
+    if (ras_address_) {
+      RasQueryOptions options;
+      options.ras_timeout = ras_timeout_;
+      ras = std::make_unique<RasCollector>(*registry, *ras_address_, options, ras_interval_, std::cerr);
+    }
     if (!port_file_.empty()) tools::write_atomically(port_file_, std::to_string(server.port()) + "\n");
     if (!sampler.nvml_warning().empty()) std::cerr << sampler.nvml_warning() << std::endl;
     std::cout << "smddp-diag exporter: serving " << server.url() << std::endl;
@@ -94,7 +118,7 @@ class ExporterCommand final : public Command {
       int sig = sigtimedwait(&stop, nullptr, &ts);
       if (sig == SIGINT || sig == SIGTERM) break;
       if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
-      sampler.sample();
+      sample();
     }
     return tools::kExitOk;
   }
@@ -105,7 +129,10 @@ class ExporterCommand final : public Command {
   // 9466: clear of DCGM exporter's 9400, the bench example's 9464 and node_exporter's 9100.
   std::string listen_ = "0.0.0.0:9466";
   double interval_ = 5;
-  std::string report_, port_file_;
+  std::string report_, port_file_, inspector_, ras_text_;
+  int ras_timeout_ = 5;
+  double ras_interval_ = 15;  // a status gathers from every process of the job: not every 5 s
+  std::optional<RasAddress> ras_address_;
   double exit_after_ = 0;
   SystemRoot root_;
   std::string bind_;

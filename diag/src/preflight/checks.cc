@@ -44,6 +44,10 @@ void validate_provider(const Params& p) {
   if (p.string("provider").empty()) throw UsageError("provider must not be empty");
 }
 
+void validate_consistency(const Params& p) {
+  if (p.string("nccl_library").empty()) throw UsageError("nccl_library must not be empty");
+}
+
 void validate_link(const Params& p) {
   validate_provider(p);
   double slow = p.number("max_slowdown");
@@ -96,6 +100,11 @@ const std::vector<CheckSpec>& check_specs() {
       {"rank_reachability", CheckScope::Cluster, "every rank answers every other rank in time",
        {{"timeout_s", T::Number, "30", "seconds to wait for every answer", 0.001, kMaxTimeout}},
        nullptr, check_rank_reachability, nullptr},
+      {"consistency", CheckScope::Cluster, "versions and NCCL_/FI_/SMDDP_/RDMAV_ settings agree across nodes and ranks (and --golden)",
+       {{"timeout_s", T::Number, "30", "seconds to wait for every rank's report", 0.001, kMaxTimeout},
+        {"ignore", T::StringList, "[]", "fact or setting names (globs) never compared"},
+        {"nccl_library", T::String, "libnccl.so.2", "the NCCL library whose version is reported"}},
+       nullptr, check_consistency, validate_consistency},
       {"clock_skew", CheckScope::Cluster, "node clocks agree with rank 0's",
        {{"max_ms", T::Number, "", "largest clock offset allowed, milliseconds"},
         {"samples", T::Integer, "8", "round trips per node (the fastest one counts)", 1, kMaxSamples},

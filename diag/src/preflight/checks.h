@@ -66,6 +66,8 @@ CheckResult check_fabric_provider(const NodeContext&, const Params&);
 
 // Cluster check bodies (cluster_checks.cc).
 std::vector<CheckResult> check_rank_reachability(ClusterContext&, const Params&);
+// consistency_check.cc
+std::vector<CheckResult> check_consistency(ClusterContext&, const Params&);
 std::vector<CheckResult> check_clock_skew(ClusterContext&, const Params&);
 std::vector<CheckResult> check_allreduce_busbw(ClusterContext&, const Params&);
 std::vector<CheckResult> check_link_bandwidth(ClusterContext&, const Params&);

@@ -9,18 +9,26 @@
 #include <string>
 #include <vector>
 
+#include "preflight/node_facts.h"
+
 namespace smddp {
 class Communicator;
 }
 
 namespace smddp::diag {
 
+struct Golden;
+
 // Faults a test can inject into this rank (SMDDP_DIAG_FAULT, comma list):
 //   unreachable          this rank never answers rank_reachability probes
 //   clock_offset_ms=N    this rank's clock reads N ms ahead in clock_skew
+//   nccl_version=V[@HOST]  this rank (only on host HOST, when given) reports
+//                        NCCL version V in consistency; with @HOST every rank
+//                        can be given the same setting
 struct Faults {
   bool unreachable = false;
   double clock_offset_ms = 0;
+  std::string nccl_version;
   // Throws UsageError for an unknown fault.
   static Faults from_env();
 };
@@ -35,6 +43,10 @@ class ClusterContext {
   std::vector<int> leaders;            // first rank of each node
   std::vector<std::string> labels;     // per node (report labels)
   Faults faults;
+  // consistency: where this node's versions come from (nccl_library is the
+  // check's parameter), and --golden's expectations (rank 0 judges).
+  FactSources fact_sources;
+  const Golden* golden = nullptr;
   // --model: allreduce_busbw's floor is the model's prediction for this
   // job's shape less its tolerance (replacing the profile's
   // min_gbytes_per_s); model_floor_by names the model and the prediction.
@@ -51,6 +63,7 @@ class ClusterContext {
 enum PreflightTag : int {
   kTagReach = 7101, kTagReachReport, kTagClockPing, kTagClockReply, kTagClockResult,
   kTagBusbwReport, kTagDecision, kTagNodeResults, kTagFinal, kTagAgree, kTagAgreed, kTagNodeIds, kTagNodeIdList,
+  kTagFacts,
 };
 
 // Which ranks to blame for missed reachability answers. missing[i] lists the

@@ -11,6 +11,7 @@
 #include "fabric/pingpong.h"
 #include "preflight/checks.h"
 #include "preflight/cluster.h"
+#include "shared/files.h"
 #include "shared/mpi_util.h"
 #include "shared/text.h"
 #include "smddp/communicator.h"
@@ -30,8 +31,19 @@ Faults Faults::from_env() {
       auto v = parse_double(item.substr(16));
       if (!v) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a number of milliseconds");
       f.clock_offset_ms = *v;
+    } else if (item.starts_with("nccl_version=")) {
+      // V@HOST applies on HOST only, so every rank can carry the same setting.
+      std::string v = item.substr(13);
+      std::string host;
+      if (const size_t at = v.find('@'); at != std::string::npos) {
+        host = v.substr(at + 1);
+        v.resize(at);
+        if (host.empty()) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a host after '@'");
+      }
+      if (v.empty()) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a version (nccl_version=2.18.1[@HOST])");
+      if (host.empty() || host == hostname()) f.nccl_version = v;
     } else {
-      throw UsageError("SMDDP_DIAG_FAULT: unknown fault '" + item + "' (known: unreachable, clock_offset_ms=N)");
+      throw UsageError("SMDDP_DIAG_FAULT: unknown fault '" + item + "' (known: unreachable, clock_offset_ms=N, nccl_version=V[@HOST])");
     }
   }
   return f;

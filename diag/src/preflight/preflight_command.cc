@@ -15,6 +15,8 @@
 #include "shared/model_floor.h"
 #include "shared/mpi_util.h"
 #include "shared/text.h"
+#include "preflight/consistency_check.h"
+#include "preflight/golden.h"
 #include "preflight/preflight_metrics.h"
 #include "preflight/runner.h"
 #include "preflight/writers.h"
@@ -40,6 +42,7 @@ class PreflightCommand final : public Command {
     app_->add_flag("--drain", drain_, "Run those drain commands (scontrol) from rank 0");
     app_->add_option("--model", model_path_, "smddp-model file: allreduce_busbw expects its prediction for the job's shape (replaces the profile's floor)");
     app_->add_option("--model-tolerance", model_tolerance_pct_, "With --model: fail below the prediction by more than PCT percent")->capture_default_str();
+    app_->add_option("--golden", golden_path_, "Golden file (smddp-diag golden learn): consistency fails every node that differs from it");
     app_->add_flag("-v,--verbose", verbose_, "Print every check's status and reason under its node");
   }
 
@@ -54,6 +57,12 @@ class PreflightCommand final : public Command {
     setup_.skip = skip_;
     setup_.faults = Faults::from_env();
     if (!model_path_.empty() || app_->count("--model-tolerance")) validate_model();
+    if (app_->count("--golden")) {
+      const bool judged = std::any_of(setup_.profile.checks.begin(), setup_.profile.checks.end(),
+                                      [](const CheckConfig& c) { return c.spec->name == "consistency"; });
+      if (!judged) throw UsageError("--golden is judged by the consistency check, which profile '" + setup_.profile.name + "' does not run here");
+      setup_.golden = load_golden(golden_path_);
+    }
     tools::check_writable(json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
     if (!emf_target_.empty()) {
@@ -109,6 +118,8 @@ class PreflightCommand final : public Command {
   }
 
   void write_outputs(const PreflightReport& report) {
+    // Advice on obsolete settings: never a failure, so on stderr beside the lines.
+    for (const auto& line : advice_lines(report)) std::cerr << line << "\n";
     if (json_path_ == "-") {
       std::cout << to_json(report).dump(2) << "\n";
     } else {
@@ -148,7 +159,7 @@ class PreflightCommand final : public Command {
   std::string json_path_, textfile_, emf_target_;
   std::string emf_namespace_ = "SMDDP/Preflight";
   bool print_drain_ = false, drain_ = false, verbose_ = false;
-  std::string model_path_;
+  std::string model_path_, golden_path_;
   double model_tolerance_pct_ = 25;
   PreflightSetup setup_;
 };

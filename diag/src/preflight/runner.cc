@@ -12,6 +12,7 @@
 #include "shared/mpi_util.h"
 #include "shared/slurm.h"
 #include "shared/text.h"
+#include "preflight/consistency_check.h"
 #include "preflight/counter_check.h"
 #include "smddp/communicator.h"
 #include "smddp/config.h"
@@ -192,7 +193,17 @@ PreflightReport run_preflight_alone(const PreflightSetup& s) {
   node.ranks = {0};
   std::map<std::string, CheckResult> cluster;
   for (const auto& c : s.profile.checks) {
-    if (c.spec->scope == CheckScope::Cluster) {
+    if (c.spec->name == "consistency") {
+      // Alone, this node against --golden and the settings advice.
+      FactSources base;
+      base.root = s.root;
+      base.nvml_library = s.nvml_library;
+      try {
+        cluster["consistency"] = consistency_alone(base, s.faults, s.golden ? &*s.golden : nullptr, c.params);
+      } catch (const std::exception& e) {
+        cluster["consistency"] = CheckResult::fail("consistency", std::string("check failed to run: ") + e.what());
+      }
+    } else if (c.spec->scope == CheckScope::Cluster) {
       cluster[std::string(c.spec->name)] = CheckResult::skip(std::string(c.spec->name), "single process: run under mpirun to check across ranks");
     }
   }
@@ -230,6 +241,9 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
   MPI_Comm_rank(ctx.comm, &ctx.rank);
   MPI_Comm_size(ctx.comm, &ctx.size);
   ctx.faults = s.faults;
+  ctx.fact_sources.root = s.root;
+  ctx.fact_sources.nvml_library = s.nvml_library;
+  ctx.golden = s.golden ? &*s.golden : nullptr;
   outcome.root = ctx.rank == 0;
   // Before any collective: every rank runs the same checks, or none runs.
   const double timeout_s = config::seconds("SMDDP_TIMEOUT");
@@ -305,7 +319,8 @@ PreflightOutcome run_preflight_mpi(const PreflightSetup& s) {
       cluster[name] = std::vector<CheckResult>(static_cast<size_t>(ctx.num_nodes()), CheckResult::skip(name, skip_reason));
       continue;
     }
-    if (ctx.size < 2 && name != "clock_skew") {
+    // One rank: clock_skew says so itself; consistency still checks --golden.
+    if (ctx.size < 2 && name != "clock_skew" && name != "consistency") {
       cluster[name] = std::vector<CheckResult>(static_cast<size_t>(ctx.num_nodes()), CheckResult::skip(name, "one rank"));
       continue;
     }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "preflight/cluster.h"
+#include "preflight/golden.h"
 #include "preflight/profile.h"
 #include "preflight/report.h"
 #include "shared/files.h"
@@ -22,6 +23,7 @@ struct PreflightSetup {
   std::string nvml_library;
   Faults faults;
   std::optional<results::ModelBaseline> model;  // --model: allreduce_busbw's expected figure
+  std::optional<Golden> golden;                 // --golden: what consistency expects on every node
 };
 
 // What a rank is about to run: a hash of the profile's name and resolved

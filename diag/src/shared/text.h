@@ -41,6 +41,11 @@ std::string shell_quote(std::string_view word);
 // nullopt for text that is not a mask.
 std::optional<std::string> cpu_mask_to_list(std::string_view mask);
 
+// False when JSON `text` nests objects and arrays deeper than `max_depth`
+// (strings skipped): checked before parsing input from another program, so
+// a hostile document cannot exhaust the stack of a recursive reader.
+bool json_depth_within(std::string_view text, int max_depth);
+
 // PCI bus ids ("dddd:bb:dd.f") are common/'s (smddp/tools/pci.h).
 using tools::normalize_busid;
 

@@ -50,4 +50,21 @@ CudaProbe probe_cuda() {
   return p;
 }
 
+#ifdef SMDDP_DIAG_WITH_CUDA
+namespace {
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+}  // namespace
+#endif
+
+CudaVersions cuda_versions() {
+  CudaVersions v{"not built with CUDA", "not built with CUDA"};
+#ifdef SMDDP_DIAG_WITH_CUDA
+  int runtime = 0, driver = 0;
+  v.runtime = cudaRuntimeGetVersion(&runtime) == cudaSuccess ? cuda_version_text(runtime) : "unknown";
+  // 0 (or an error) when no driver is installed.
+  v.driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0 ? cuda_version_text(driver) : "none";
+#endif
+  return v;
+}
+
 }  // namespace smddp::diag

@@ -23,4 +23,12 @@ struct CudaProbe {
 
 CudaProbe probe_cuda();
 
+// The CUDA runtime this process loaded and the CUDA version the driver
+// supports ("12.4"); "none" without a driver, "not built with CUDA"
+// in builds without it. Neither call touches a device.
+struct CudaVersions {
+  std::string runtime, driver;
+};
+CudaVersions cuda_versions();
+
 }  // namespace smddp::diag

@@ -29,7 +29,7 @@ def fail(msg):
 def run(cmd, env=None, timeout=120, cwd=None):
     full = dict(os.environ)
     for k in list(full):
-        if k.startswith("SMDDP_") or k == "NCCL_TESTS_MIN_BW":
+        if k.startswith("SMDDP_") or k.startswith("NCCL_TESTS_"):
             del full[k]
     full.update(env or {})
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd)
@@ -126,6 +126,16 @@ BAD = [
     ([], {"SMDDP_TIMEOUT": "0x10"}, "SMDDP_TIMEOUT='0x10': hexadecimal"),
     ([], {"SMDDP_FABRIC_NAP_US": "0x10"}, "hexadecimal"),
     ([], {"NCCL_TESTS_MIN_BW": "inf"}, "NCCL_TESTS_MIN_BW"),
+    # -B/--bitwise: 1..1000 repeats, decimal (docs/bench.md, "Bitwise repeatability").
+    (["-B", "0"], {}, "-B/--bitwise 0: expected 1..1000"),
+    (["-B", "-1"], {}, "-B/--bitwise -1"),
+    (["-B", "0x3"], {}, "-B/--bitwise '0x3': hexadecimal"),
+    (["-B", "1.5"], {}, "not a whole number"),
+    (["-B", "1001"], {}, "-B/--bitwise 1001"),
+    (["-B", "99999999999"], {}, "bitwise"),
+    (["-B", "99999999999999999999"], {}, "bitwise"),
+    ([], {"SMDDP_TEST_FLIP": "1:0:3:4"}, "SMDDP_TEST_FLIP='1:0:3:4': CALL 0"),
+    ([], {"SMDDP_TEST_FLIP": "1:2:3:64"}, "BIT 64"),
     # Timings that cannot fit the host's memory budget: -e could be lowered, -n cannot.
     (["-n", "2000000000"], {"SMDDP_BENCH_MEMORY": "1M"}, "-n/--iters 2000000000"),
 ]
@@ -168,6 +178,8 @@ def test_refusals_mpi():
              # After the ranks connect, the same on every rank: rank 0 says it.
              (["-I", "1", "-n", "100000000"], {"SMDDP_BENCH_MEMORY": "1M"}, "-n/--iters 100000000"),
              ([], {"SMDDP_TIMEOUT": "1e400"}, "SMDDP_TIMEOUT"),
+             (["-B", "0"], {}, "-B/--bitwise 0"),
+             ([], {"SMDDP_TEST_FLIP": "0:1:2"}, "SMDDP_TEST_FLIP"),
              ([], {"SMDDP_REDUCE_ISA": "bogus"}, "SMDDP_REDUCE_ISA"),
              ([], {"SMDDP_TUNING_FILE": "/"}, "SMDDP_TUNING_FILE"),
              ([], {"SMDDP_MODEL_FILE": "/etc/hostname"}, "SMDDP_MODEL_FILE"),
@@ -373,6 +385,152 @@ def test_explain():
         if len(world) != 1 or world[0][3] != "tree" or "SMDDP_TUNING_FILE" not in world[0][4]:
             fail(f"the tuning file's rule does not come first: {world}")
     print("--explain: the table, its sources, the model file and the tuning file")
+
+
+def table_rows(stdout):
+    """The aggregate rows: nccl-tests' 13 fields (comment lines, the per-group tables included, left out)."""
+    return [r for r in rows(stdout) if len(r) >= 13]
+
+
+def check_split_run(what, r, groups_of, np, backends=1):
+    """Exit 0, nccl-tests' device lines with each rank's group, #wrong 0 on
+    every row, and bandwidth per group: allreduce's busbw is algbw *
+    2(g-1)/g for the group's g ranks, not for the job's np."""
+    ok(what, r)
+    for rank in range(np):
+        want = rf"^#  Rank {rank:2d} Group {groups_of(rank):2d} Pid "
+        if not re.search(want, r.stdout, re.M):
+            fail(f"{what}: no line '{want}'\n{r.stdout}")
+    table = table_rows(r.stdout)
+    if [int(f[0]) for f in table] != [8 * 4 ** k for k in range(9) for _ in range(backends)]:
+        fail(f"{what}: rows {[f[0] for f in table]}, want 8..524288 by 4")
+    g = sum(1 for k in range(np) if groups_of(k) == groups_of(0))
+    for f in table:
+        if f[8] != "0" or f[12] != "0":
+            fail(f"{what}: #wrong not 0 in {f}")
+        for algbw, busbw in ((float(f[6]), float(f[7])), (float(f[10]), float(f[11]))):
+            if algbw >= 0.1 and abs(busbw - algbw * 2 * (g - 1) / g) > 0.011 + 0.01 * algbw:
+                fail(f"{what}: busbw {busbw} is not per group of {g} (algbw {algbw}) in {f}")
+    if "# Out of bounds values : 0 OK" not in r.stdout:
+        fail(f"{what}: no '0 OK' footer\n{r.stdout}")
+
+
+def test_split_groups():
+    """NCCL_TESTS_SPLIT / NCCL_TESTS_SPLIT_MASK: groups run at once, shown as
+    nccl-tests shows them, rows checked; --per-group, the JSON's group
+    labels; bad values refused before any work."""
+    # The issue's command line, exactly.
+    r = run(mpirun(4, "-b", "8", "-e", "1M", "-f", "4", "-c", "1"), env={"NCCL_TESTS_SPLIT": "MOD 2"}, timeout=240)
+    check_split_run('NCCL_TESTS_SPLIT="MOD 2"', r, lambda k: k % 2, 4)
+    if '# split groups (NCCL_TESTS_SPLIT="MOD 2"): 2 groups run at once' not in r.stdout:
+        fail(f"no split line\n{r.stdout}")
+    if "# Slowest group        : group " not in r.stdout:
+        fail(f"no slowest-group footer\n{r.stdout}")
+
+    # The mask, with MPI beside ours (each on the groups), --per-group and -J.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "split.json")
+        r = run(mpirun(4, "-b", "8", "-e", "1M", "-f", "4", "-c", "1", *SMALL, "--backend", "smddp,mpi", "--per-group",
+                       "-J", out), env={"NCCL_TESTS_SPLIT_MASK": "0x1"}, timeout=240)
+        check_split_run("NCCL_TESTS_SPLIT_MASK=0x1", r, lambda k: k & 1, 4, backends=2)
+        for color, ranks in ((0, "0,2"), (1, "1,3")):
+            head = f"# Group {color} (ranks {ranks}), as it alone would report its rows:"
+            if head not in r.stdout:
+                fail(f"--per-group: no '{head}'\n{r.stdout}")
+        group_lines = [l for l in r.stdout.splitlines() if re.match(r"^# +\d+ +\d+ +float", l)]
+        if len(group_lines) != 2 * 2 * 9:  # 2 groups x 2 backends x 9 sizes
+            fail(f"--per-group: {len(group_lines)} group rows, want 36\n{r.stdout}")
+        doc = json.load(open(out))
+        if doc["split"] != {"setting": "NCCL_TESTS_SPLIT_MASK=0x1",
+                            "groups": [{"group": 0, "ranks": [0, 2]}, {"group": 1, "ranks": [1, 3]}]}:
+            fail(f"JSON split: {doc['split']}")
+        if [dev["group"] for dev in doc["config"]["devices"]] != [0, 1, 0, 1]:
+            fail(f"JSON devices' groups: {doc['config']['devices']}")
+        for row in doc["rows"]:
+            groups = row.get("groups", [])
+            if [(g["group"], g["nranks"], g["wrong"]) for g in groups] != [(0, 2, 0), (1, 2, 0)]:
+                fail(f"JSON row without its two groups: {row}")
+            if row["slowest_group"]["group"] not in (0, 1):
+                fail(f"JSON row's slowest group: {row}")
+
+    # Bad values: one line from rank 0, exit 64, before any work.
+    for env, needle in (({"NCCL_TESTS_SPLIT": "MOD 0"}, "divides by zero"),
+                        ({"NCCL_TESTS_SPLIT": "XOR 2"}, "unknown operation"),
+                        ({"NCCL_TESTS_SPLIT": ""}, "empty"),
+                        ({"NCCL_TESTS_SPLIT": "MOD 2junk"}, "not a decimal digit"),
+                        ({"NCCL_TESTS_SPLIT": "AND 0x100000000"}, "more than"),
+                        ({"NCCL_TESTS_SPLIT_MASK": "10"}, "README"),
+                        ({"NCCL_TESTS_SPLIT_MASK": "0x1", "NCCL_TESTS_SPLIT": "MOD 2"}, "both set")):
+        r = run(mpirun(4, "-b", "8", "-e", "8", *SMALL), env=env, timeout=60)
+        refused(f"mpirun {env}", r, needle, under_mpirun=True)
+    r = run(mpirun(2, "-b", "8", "-e", "8", *SMALL, "--per-group"), timeout=60)
+    refused("--per-group without a split", r, "--per-group", under_mpirun=True)
+    # A root that one of the groups (3 ranks by MOD 2: 2 and 1) does not have.
+    r = run(mpirun(3, "-b", "8", "-e", "8", *SMALL, "broadcast", "-r", "1"), env={"NCCL_TESTS_SPLIT": "MOD 2"},
+            timeout=60)
+    refused("-r 1 with a group of one rank", r, "every split group", under_mpirun=True)
+    print("split groups: MOD 2 and the mask run and check; --per-group, JSON labels; bad values refused")
+
+
+def a2av_rows(what, r):
+    ok(what, r)
+    table = table_rows(r.stdout)
+    if not table or any(f[8] != "0" or f[12] != "0" for f in table):
+        fail(f"{what}: rows missing or #wrong not 0\n{r.stdout}")
+    return table
+
+
+def test_alltoallv_variables():
+    """nccl-tests' NCCL_TESTS_ALLTOALLV_SPREAD / _MATRIX_FILE / _MATRIX_SCALE:
+    rows checked, the matrix's bytes as the row, --alltoallv-matrix first,
+    conflicts and bad values one line."""
+    with tempfile.TemporaryDirectory() as d:
+        a2av = ["alltoallv", *SMALL, "-c", "1"]
+        a2av_rows("SPREAD=0.5", run(mpirun(3, *a2av, "-b", "1K", "-e", "64K", "-f", "8"),
+                                    env={"NCCL_TESTS_ALLTOALLV_SPREAD": "0.5"}, timeout=120))
+        # 4 x 4 bytes on 3 ranks: the first 3 rows and columns, x2, down to 16 bytes.
+        matrix = os.path.join(d, "traffic.txt")
+        with open(matrix, "w") as f:
+            f.write("100 200 150 999\n50 100 75 999\n300 150 200 999\n999 999 999 999\n")
+        table = a2av_rows("MATRIX_FILE", run(mpirun(3, *a2av, "-b", "1M", "-e", "1M"),
+                                             env={"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": matrix,
+                                                  "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE": "2"}, timeout=120))
+        # Rows x2 rounded: (192 400 288) (96 192 144) (592 288 400); the busiest rank's 1280 bytes.
+        if [f[0] for f in table] != ["1280"]:
+            fail(f"MATRIX_FILE: row sizes {[f[0] for f in table]}, want the busiest rank's 1280 bytes")
+        # With split groups: each group of 2 takes the first 2 x 2.
+        table = a2av_rows("MATRIX_FILE with MOD 2", run(mpirun(4, *a2av, "-b", "1M", "-e", "1M"),
+                                                          env={"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": matrix,
+                                                               "NCCL_TESTS_SPLIT": "MOD 2"}, timeout=120))
+        # Down to 16 bytes: (96 192) (48 96); the busiest rank sends 288.
+        if [f[0] for f in table] != ["288"]:
+            fail(f"MATRIX_FILE with MOD 2: row sizes {[f[0] for f in table]}, want 288")
+        weights = os.path.join(d, "weights.txt")
+        with open(weights, "w") as f:
+            f.write("1 2 3\n3 2 1\n1 1 1\n")
+        # --alltoallv-matrix wins over a spread (still checked: a bad one is refused).
+        a2av_rows("flag over SPREAD", run(mpirun(3, *a2av, "-b", "1K", "-e", "1K", "--alltoallv-matrix", weights),
+                                          env={"NCCL_TESTS_ALLTOALLV_SPREAD": "1"}, timeout=120))
+        bad = os.path.join(d, "bad.txt")
+        with open(bad, "w") as f:
+            f.write("16 32\n48\n")
+        for args, env, needle in (
+                ([], {"NCCL_TESTS_ALLTOALLV_SPREAD": "1.5"}, "NCCL_TESTS_ALLTOALLV_SPREAD"),
+                ([], {"NCCL_TESTS_ALLTOALLV_SPREAD": "lots"}, "NCCL_TESTS_ALLTOALLV_SPREAD"),
+                (["--alltoallv-matrix", weights], {"NCCL_TESTS_ALLTOALLV_SPREAD": "-1"}, "NCCL_TESTS_ALLTOALLV_SPREAD"),
+                ([], {"NCCL_TESTS_ALLTOALLV_MATRIX_SCALE": "2"}, "not set"),
+                ([], {"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": matrix, "NCCL_TESTS_ALLTOALLV_SPREAD": "0"}, "both set"),
+                ([], {"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": matrix, "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE": "x"},
+                 "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE"),
+                ([], {"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": bad}, "line 2"),
+                ([], {"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": d}, "cannot read"),
+                (["-e", "2M"], {"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": matrix}, "-b equal to -e")):
+            r = run(mpirun(3, *a2av, "-b", "1M", "-e", "1M", *args), env=env, timeout=60)
+            refused(f"mpirun {args} {env}", r, needle, under_mpirun=True)
+        # After the ranks connect: a 4 x 4 matrix on 5 ranks, the same on every rank.
+        r = run(mpirun(5, *a2av, "-b", "1M", "-e", "1M"), env={"NCCL_TESTS_ALLTOALLV_MATRIX_FILE": matrix}, timeout=60)
+        refused("a matrix smaller than the job", r, "this job has 5 ranks", under_mpirun=True)
+    print("alltoallv variables: spread, byte matrix (with split groups), precedence, refusals")
 
 
 def main():

@@ -7,6 +7,7 @@ Usage: model_e2e.py --bench PATH --model-tool PATH --mpirun PATH TEST
 Runs are 2 ranks on this host (the shared-memory tier only).
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -238,14 +239,18 @@ def test_bad_input():
         cases += [(["--baseline", misspelled], "unknown key 'alpah_us'"), (["--model", misspelled], "unknown key 'alpah_us'")]
         # -J into a FIFO that no process reads: refused, never waited on (run's timeout turns a hang into a failure).
         cases += [(["-J", fifo], "a FIFO with no reader"), (["--emf", fifo], "a FIFO with no reader")]
-        for args, needle in cases:
-            out = os.path.join(d, "out.json")
+        # A few at a time: each run waits on mpirun's start far more than it computes.
+        def refused(i, args, needle):
+            out = os.path.join(d, f"out{i}.json")
             r = bench(*SWEEP, *args, *([] if "-J" in args else ["-J", out]))
             lines = [l for l in (r.stdout + r.stderr).splitlines() if l.startswith("smddp-bench")]
             if r.returncode != 64 or r.stdout.strip() or len(lines) != 1 or needle.lower() not in lines[0].lower():
-                fail(f"{args}: exit {r.returncode}, want 64 and one line with '{needle}'\n{r.stdout}\n{r.stderr}")
-            if os.path.exists(out):
-                fail(f"{args}: {out} was written")
+                return f"{args}: exit {r.returncode}, want 64 and one line with '{needle}'\n{r.stdout}\n{r.stderr}"
+            return f"{args}: {out} was written" if os.path.exists(out) else None
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            problems = [p for p in pool.map(lambda c: refused(c[0], *c[1]), enumerate(cases)) if p]
+        if problems:
+            fail("\n".join(problems))
         # Entries of the run's names that match no row after all (no such size): the gate fails.
         r = bench(*SWEEP, "--baseline", yaml_baseline("size.yaml", "collective: allreduce, bytes: 3"))
         if r.returncode != 2 or "no row was judged (no entry matches a row with a bus bandwidth): the gate fails" not in r.stderr:

@@ -81,7 +81,7 @@ def expected_mpirun(np, per_host, iface, hostfile=None, exports=()):
     words += ["-np", str(np), "--npernode", str(per_host), *BASE_MPIRUN,
               "--mca", "btl_tcp_if_include", iface, "--mca", "oob_tcp_if_include", iface,
               "--mca", "pml", "ob1", "--mca", "btl", "^openib", "--mca", "orte_abort_on_non_zero_status", "1",
-              "-x", "FI_PROVIDER=efa", "-x", "FI_EFA_USE_DEVICE_RDMA=1", "-x", "RDMAV_FORK_SAFE=1",
+              "-x", "FI_PROVIDER=efa",
               "-x", f"NCCL_SOCKET_IFNAME={iface}", "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
     for name in exports:
         words += ["-x", name]

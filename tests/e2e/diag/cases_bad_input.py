@@ -83,7 +83,7 @@ def bad_input(tmp):
         (["topo", "--nccl-topo", write("attr.xml", '<system><cpu numaid=0/></system>\n')], "is not quoted"),
         (["topo", "--hwloc-xml", hw, "--nccl-topo", hw], "exclude each other"),
         (["topo", "--bogus"], "The following argument was not expected: --bogus"),
-        (["frobnicate"], "unknown subcommand 'frobnicate': use topo, fabric, preflight, exporter, isolate or baseline"),
+        (["frobnicate"], "unknown subcommand 'frobnicate': use topo, fabric, preflight, exporter, isolate, baseline or golden"),
         ([], "a subcommand is required"),
         (["fabric", "--bw-bytes", "0"], "--bw-bytes '0' is not a positive size"),
         (["fabric", "--window", "1000"], "--window must be 1..128"),

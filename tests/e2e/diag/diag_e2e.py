@@ -16,8 +16,10 @@ import cases_bad_input  # noqa: E402,F401  (the imports register the cases)
 import cases_exporter  # noqa: E402,F401
 import cases_fabric  # noqa: E402,F401
 import cases_fix  # noqa: E402,F401
+import cases_inspector  # noqa: E402,F401
 import cases_isolate_sim  # noqa: E402,F401
 import cases_preflight  # noqa: E402,F401
+import cases_ras  # noqa: E402,F401
 import cases_topo  # noqa: E402,F401
 from harness import ARGS, CASES, Failure  # noqa: E402
 

@@ -9,7 +9,6 @@ from the measured rows. Every subprocess has a time limit (a hang guard, not
 an assertion); generated data takes a random seed, printed first
 (SMDDP_TEST_SEED=N replays it).
 """
-import argparse
 import html.parser
 import json
 import math
@@ -17,49 +16,26 @@ import os
 import random
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from harness import SEED, Tests, check, parse_and_pick, run  # noqa: E402  (tests/e2e/harness.py)
+
 ARGS = None
-SEED = int(os.environ.get("SMDDP_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
                   "--enable-logging=stderr", "--v=0"]
-TESTS = {}
+TESTS = Tests()
+test = TESTS  # the decorator
 
 
-def test(fn):
-    TESTS[fn.__name__] = fn
-    return fn
 
 
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
 
 
-def check(cond, what, detail=""):
-    if not cond:
-        fail(f"{what}\n{detail}" if detail else what)
-    print("ok:", what)
 
 
-def run(cmd, timeout=240, env=None, **kw):
-    full_env = dict(os.environ)
-    full_env.update(env or {})
-    # A new session: on a time-out the whole group (mpirun's ranks, chromium's
-    # helpers) goes, and nothing can hang the suite.
-    p = subprocess.Popen(cmd, stdout=kw.pop("stdout", subprocess.PIPE), stderr=kw.pop("stderr", subprocess.PIPE),
-                         stdin=subprocess.DEVNULL, text=True, env=full_env, start_new_session=True, **kw)
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        fail(f"timed out after {timeout} s (hang guard): {' '.join(cmd)}")
-    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
 
 
 def mpirun(np, *args):
@@ -550,17 +526,10 @@ def progress_mpirun_tty(tmp):
 
 def main():
     global ARGS
-    print(f"seed {SEED} (SMDDP_TEST_SEED={SEED} replays it)")
-    p = argparse.ArgumentParser()
-    p.add_argument("--report", required=True)
-    p.add_argument("--bench", required=True)
-    p.add_argument("--diag", required=True)
-    p.add_argument("--mpirun", required=True)
-    p.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
-    p.add_argument("test", choices=sorted(TESTS))
-    ARGS = p.parse_args()
+    ARGS, fn = parse_and_pick(TESTS, {"--report": True, "--bench": True, "--diag": True, "--mpirun": True,
+                                      "--chromium": shutil.which("chromium") or "/usr/bin/chromium"}, seed=True)
     with tempfile.TemporaryDirectory(prefix="smddp-report-") as tmp:
-        TESTS[ARGS.test](tmp)
+        fn(tmp)
     print("PASS")
 
 

@@ -93,6 +93,20 @@ TEST(EmfDocument, RowWithoutPerIterationStatsHasNoLatencyMetrics) {
   EXPECT_EQ(doc["_aws"]["CloudWatchMetrics"][0]["Metrics"].size(), 5u);
 }
 
+TEST(EmfDocument, SplitGroupIsADimension) {
+  Seeded r;
+  SCOPED_TRACE("seed " + std::to_string(r.seed));
+  BenchRow row = random_row(r);
+  EXPECT_FALSE(json::parse(emf_row_document(row, "SMDDP/Bench", "j", "h").serialize()).contains("Group"));
+  row.group = "3";
+  const json doc = json::parse(emf_row_document(row, "SMDDP/Bench", "j", "h").serialize());
+  EXPECT_EQ(emf_violations(doc), std::vector<std::string>{});
+  EXPECT_EQ(doc["Group"], "3");
+  const auto& dims = doc["_aws"]["CloudWatchMetrics"][0]["Dimensions"];
+  EXPECT_EQ(dims[0], json({"Collective", "DataType", "Op", "Backend", "Algorithm", "Size", "Placement", "Group"}));
+  EXPECT_EQ(dims[1], json({"Collective", "Backend", "Size", "Group"}));
+}
+
 TEST(EmfDocument, TimestampIsMilliseconds) {
   const auto before = std::chrono::duration_cast<std::chrono::milliseconds>(
                           std::chrono::system_clock::now().time_since_epoch()).count();

@@ -153,6 +153,26 @@ TEST(BenchRegistry, RecordsEveryFamilyWithItsLabelsAndBaseUnits) {
   for (const auto& f : families) EXPECT_NE(f.name, "smddp_bench_exit_code") << "only after the sweep";
 }
 
+// smddp-bench -B's differences: a counter per row key, absent without -B.
+TEST(BenchRegistry, BitwiseDifferencesOnlyWithBitwise) {
+  Seeded r;
+  SCOPED_TRACE("seed " + std::to_string(r.seed));
+  BenchRegistry registry(run_info(), "node-a");
+  BenchRow row = random_row(r, "smddp");
+  registry.record(row);
+  for (const auto& f : registry.Collect()) EXPECT_NE(f.name, "smddp_bench_bitwise_differences_total") << "no -B";
+  row.bitwise_differences = 0;
+  registry.record(row);
+  row.bitwise_differences = 3;
+  registry.record(row);
+  const auto families = registry.Collect();
+  const auto& bitwise = find_family(families, "smddp_bench_bitwise_differences_total");
+  EXPECT_EQ(bitwise.type, MetricType::Counter);
+  const auto* sample = find_sample(bitwise, key_of(row));
+  ASSERT_NE(sample, nullptr);
+  EXPECT_DOUBLE_EQ(sample->counter.value, 3);
+}
+
 TEST(BenchRegistry, TimeoutsExitCodeAndMissingStatistics) {
   BenchRegistry registry(run_info(), "node-a");
   Seeded r;
@@ -181,6 +201,26 @@ TEST(BenchRegistry, LabelValuesAreBoundedAndNeverEmpty) {
   EXPECT_EQ(labels.at("algorithm"), "none");
   EXPECT_EQ(labels.at("size"), "8");
   EXPECT_EQ(labels.at("placement"), "out-of-place");
+}
+
+// smddp-bench's split groups: a group label only when the row has a group,
+// so the series of runs without a split keep their labels.
+TEST(BenchRegistry, GroupLabelOnlyWithSplitGroups) {
+  BenchRow row;
+  row.bytes = 8;
+  EXPECT_EQ(row_labels(row).count("group"), 0u);
+  row.group = "all";
+  EXPECT_EQ(row_labels(row).at("group"), "all");
+  BenchRegistry registry(run_info(), "node-a");
+  row.busbw_gbps = 2;
+  registry.record(row);
+  row.group = "1";
+  row.busbw_gbps = 1;
+  registry.record(row);
+  const auto families = registry.Collect();
+  const auto& busbw = find_family(families, "smddp_bench_busbw_bytes_per_second");
+  EXPECT_DOUBLE_EQ(find_sample(busbw, {{"group", "all"}})->gauge.value, 2e9);
+  EXPECT_DOUBLE_EQ(find_sample(busbw, {{"group", "1"}})->gauge.value, 1e9);
 }
 
 // ---- the /metrics endpoint ----

@@ -103,6 +103,10 @@ constexpr Setting kTable[] = {
     {"SMDDP_STORE_HANDSHAKE_TIMEOUT", Type::Seconds, "10", 0, 0, 1, {}, kEngine,
      "Seconds a TCP store connection has for its handshake, and for each message it begins; "
      "slower ones are dropped"},
+    {"SMDDP_TEST_FLIP", Type::Text, "", 0, 0, 1, {}, kEngine,
+     "For tests only: RANK:CALL:ELEMENT:BIT flips bit BIT of element ELEMENT of the receive buffer on "
+     "job rank RANK after the communicator's call number CALL (from 1) completes, a silent corruption "
+     "for smddp-bench -B to find"},
     {"SMDDP_SUPERVISE", Type::Boolean, "1", 0, 0, 1, {}, kBench,
      "A supervising process per rank reports the rank killed by a signal (exit 3); 0 runs the "
      "rank alone"},
@@ -120,7 +124,7 @@ constexpr Setting kTable[] = {
     {"SMDDP_PROFILE_DIR", Type::Directory, "", 0, 0, 1, {}, kDiag,
      "Directory searched first for preflight profiles"},
     {"SMDDP_DIAG_FAULT", Type::Text, "", 0, 0, 1, {}, kDiag,
-     "Faults to inject, for tests: a comma list of unreachable, clock_offset_ms=N"},
+     "Faults to inject, for tests: a comma list of unreachable, clock_offset_ms=N, nccl_version=V[@HOST]"},
 };
 
 bool is_pattern(const Setting& s) { return s.name.ends_with(kPattern); }

@@ -34,6 +34,10 @@ class Bootstrap {
   // cannot. The default is open_socket_transport()
   // (transports/socket_transport.h).
   virtual std::unique_ptr<Transport> make_socket_network_transport(const Topology& topo);
+  // The ranks of this bootstrap with the same `color` (>= 0), as a bootstrap
+  // of their own, ordered by `key` (ties by rank). Collective over this
+  // bootstrap. The default (the TCP store) throws UsageError.
+  virtual std::unique_ptr<Bootstrap> split(int color, int key);
 };
 
 std::unique_ptr<Bootstrap> make_mpi_bootstrap();

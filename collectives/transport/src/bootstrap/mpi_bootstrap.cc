@@ -21,7 +21,17 @@ void mpi_check(int rc, const char* what) {
 
 class MpiBootstrap final : public Bootstrap {
  public:
-  MpiBootstrap() {
+  MpiBootstrap() : MpiBootstrap(MPI_COMM_NULL) {}
+  // `parent` null: MPI_COMM_WORLD, initialising MPI when the caller has not.
+  // Otherwise a communicator of ours (split()) that this bootstrap owns.
+  explicit MpiBootstrap(MPI_Comm parent) {
+    if (parent != MPI_COMM_NULL) {
+      comm_ = parent;
+      MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+      MPI_Comm_rank(comm_, &rank_);
+      MPI_Comm_size(comm_, &size_);
+      return;
+    }
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
@@ -64,6 +74,12 @@ class MpiBootstrap final : public Bootstrap {
 
   std::unique_ptr<Transport> make_network_transport() override {
     return make_mpi_transport(comm_);
+  }
+
+  std::unique_ptr<Bootstrap> split(int color, int key) override {
+    MPI_Comm sub = MPI_COMM_NULL;
+    mpi_check(MPI_Comm_split(comm_, color, key, &sub), "MPI_Comm_split");
+    return std::make_unique<MpiBootstrap>(sub);
   }
 
  private:

@@ -66,4 +66,11 @@ Topology discover_topology(Bootstrap& bootstrap, int ranks_per_node) {
   return t;
 }
 
+// Only the MPI bootstrap splits (MPI_Comm_split); the TCP store would need
+// a store per group, which nothing has asked for yet.
+std::unique_ptr<Bootstrap> Bootstrap::split(int, int) {
+  throw UsageError("splitting the ranks into groups needs the MPI bootstrap (mpirun or srun); this job was started "
+                   "torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT)");
+}
+
 }  // namespace smddp

@@ -74,7 +74,8 @@ ShmSegment::~ShmSegment() {
 }
 
 std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, const Topology& topo) {
-  const bool leader = topo.local_rank == 0;
+  const bool alone = topo.local_size == 1;
+  const bool leader = topo.local_rank == 0 && !alone;
   NameRecord mine{};
   void* base = nullptr;
   size_t total = 0;
@@ -130,7 +131,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
   const NameRecord& ours = all[topo.node_ranks[topo.node][0]];
 
   std::string error = ours.error;
-  if (!leader && error.empty()) {
+  if (!leader && !alone && error.empty()) {
     int fd = shm_open(ours.name, O_RDWR, 0600);
     struct stat st{};
     if (fd >= 0 && fstat(fd, &st) == 0) {
@@ -152,6 +153,7 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
   for (int r : topo.node_ranks[topo.node]) {
     if (failures[r] && error.empty()) error = "shared memory setup failed on rank " + std::to_string(r);
   }
+  if (alone) return nullptr;
   if (!error.empty()) {
     if (base) munmap(base, total);
     if (ours.usage) throw UsageError(error + " (host " + topo.hosts[topo.rank] + ")");

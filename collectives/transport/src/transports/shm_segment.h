@@ -57,7 +57,9 @@ struct ShmGeometry {
 
 class ShmSegment {
  public:
-  // Collective over the bootstrap: every rank gets its node's segment.
+  // Collective over the bootstrap: every rank gets its node's segment; a
+  // rank alone on its node takes part (the others' allgathers need it) and
+  // gets none (nullptr).
   static std::unique_ptr<ShmSegment> create_for_node(Bootstrap& bootstrap, const Topology& topo);
   ~ShmSegment();
   ShmSegment(const ShmSegment&) = delete;

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,18 @@ struct RunInfo {
 
 struct BenchRow {
   std::string collective, dtype, op, backend, algorithm;  // algorithm: e.g. "shm_direct", "mpi", "nccl"
+  // smddp-bench's split groups: "all" for a row's aggregate, a group's colour
+  // ("0", "1", ...) for its own part; empty without a split (no label then).
+  std::string group;
   size_t bytes = 0, count = 0;
   int root = -1;
   bool in_place = false;
   double time_us = 0, algbw_gbps = 0, busbw_gbps = 0;  // GB/s = 1e9 bytes/s as nccl-tests
   double min_us = 0, p50_us = 0, p95_us = 0, p99_us = 0, max_us = 0;  // all 0: no per-iteration stats
   uint64_t wrong = 0, iterations = 0;
+  // smddp-bench -B: elements and outputs that differed bit for bit (across
+  // repeats, ranks, or from the expected value); unset without -B.
+  std::optional<uint64_t> bitwise_differences;
   // RDMA error counters that moved during the row (smddp/tools/fabric_counters.h).
   struct FabricCounter {
     std::string host, device, port, counter;

@@ -1,4 +1,5 @@
-// HOST[:PORT] parsing shared by the EMF network sinks and the Pushgateway URL.
+// HOST[:PORT] parsing shared by the EMF network sinks, the Pushgateway URL
+// and smddp-diag's RAS addresses (--ras, ras --address).
 #pragma once
 
 #include <optional>
