@@ -266,8 +266,7 @@ class IsolateCommand final : public Command {
     app_->add_option("--min-stream", min_stream_, "Bidirectional stream floor, GB/s (default: the profile's link_bandwidth floor)");
     app_->add_option("--retries", settings_.limits.retries, "Re-measurements of each suspect node, link or bisected group; a majority failing names it")->capture_default_str();
     app_->add_option("--bisect-min-nodes", settings_.limits.bisect_min_nodes, "Bisect allreduce groups from this many nodes up")->capture_default_str();
-    app_->add_option("--topology", topology_path_, "Pair inside and across racks by FILE: aws ec2 describe-instance-topology JSON, or lines HOST LABEL... (network nodes, top layer first)")
-        ->envname("SMDDP_ISOLATE_TOPOLOGY");
+    app_->add_option("--topology", topology_path_, "Pair inside and across racks by FILE: aws ec2 describe-instance-topology JSON, or lines HOST LABEL... (network nodes, top layer first; default SMDDP_ISOLATE_TOPOLOGY)");
     app_->add_option("--seed", seed_, "Seed of the pairings (and of --simulate's fabric)")->capture_default_str();
     app_->add_option("--simulate", simulate_nodes_, "Run over a simulated fabric of N nodes instead of under mpirun (docs/diag.md#simulation)");
     app_->add_option("--faults", faults_text_, "With --simulate: faults to inject, KIND=COUNT[@FACTOR],... (slow-node, slow-link, stall, flap)");
@@ -322,7 +321,11 @@ class IsolateCommand final : public Command {
     root_ = SystemRoot::from_option(global_.sysfs_root);
     tools::check_writable(json_path_ == "-" ? "" : json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
-    if (!topology_path_.empty()) topology_ = load_topology(topology_path_, "--topology " + topology_path_);
+    if (!topology_path_.empty()) {
+      topology_ = load_topology(topology_path_, "--topology " + topology_path_);
+    } else if (std::string env = config::text("SMDDP_ISOLATE_TOPOLOGY"); !env.empty()) {
+      topology_ = load_topology(env, "SMDDP_ISOLATE_TOPOLOGY " + env);
+    }
     if (simulate_nodes_) {
       validate_simulation();
       return;
