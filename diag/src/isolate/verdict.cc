@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -28,14 +29,6 @@ std::pair<double, double> median_mad(std::vector<double> values) {
 Isolation::Isolation(std::vector<std::string> labels, IsolateLimits limits, std::vector<int> racks, uint64_t seed)
     : labels_(std::move(labels)), limits_(std::move(limits)), racks_(std::move(racks)), seed_(seed) {
   if (racks_.size() != labels_.size()) racks_.assign(labels_.size(), 0);
-}
-
-std::vector<int> Isolation::alive() const {
-  std::vector<int> out;
-  for (int n = 0; n < static_cast<int>(labels_.size()); ++n) {
-    if (!dead_.count(n)) out.push_back(n);
-  }
-  return out;
 }
 
 namespace {
@@ -142,6 +135,22 @@ std::optional<double> median_without(const std::vector<double>& sorted, double v
 
 NodePair pair_of(const NodeTest& t) { return {std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}; }
 
+// Per node, the round in which its partner did not answer (INT_MAX: never).
+// Such a node may still carry that test's requests in flight (its progress
+// engine polls them until the job ends), so it measures slow with whoever
+// it meets next: its later numbers say nothing about it or its partners.
+std::vector<int> partner_lost_rounds(const std::vector<NodeTest>& tests, const std::set<int>& dead, size_t n) {
+  std::vector<int> at(n, std::numeric_limits<int>::max());
+  for (const auto& t : tests) {
+    if (!t.pair() || t.error.empty()) continue;
+    for (size_t end = 0; end < 2; ++end) {
+      const int node = t.nodes[end], other = t.nodes[1 - end];
+      if (dead.count(other) && !dead.count(node)) at[static_cast<size_t>(node)] = std::min(at[static_cast<size_t>(node)], t.round);
+    }
+  }
+  return at;
+}
+
 // Re-measurements decide a suspect (node or link): named when a majority of
 // --retries fail (more than half), cleared once that majority is out of
 // reach. Tests after the decision are not counted, so it never flips.
@@ -224,9 +233,17 @@ std::string failure_text(const Judgement& j, double best_b, double best_s, const
 
 // `final`: the schedule has ended, so suspects still undecided are judged
 // on what they have (named when every test of theirs failed).
-Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::string>& labels, const std::set<int>& dead,
+Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::string>& labels, const std::set<int>& dead,
                 const IsolateLimits& l, bool final) {
   const size_t n = labels.size();
+  // The tests after a node lost its partner, whoever met it, are not judged
+  // (the schedule pairs such nodes only with each other then; this holds
+  // for any schedule).
+  const std::vector<int> lost_at = partner_lost_rounds(history, dead, n);
+  std::vector<NodeTest> tests;
+  for (const auto& t : history) {
+    if (std::none_of(t.nodes.begin(), t.nodes.end(), [&](int x) { return lost_at[static_cast<size_t>(x)] < t.round; })) tests.push_back(t);
+  }
   Judgement j;
   j.nodes.resize(n);
   // The fleet's bar from each node's best test of the first pairings (one
@@ -366,19 +383,24 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
     const int node = static_cast<int>(i);
     if (dead.count(node)) {
       v.reasons.push_back("a rank did not answer: " + (errors[i].empty() ? std::string("stopped or lost") : errors[i].back()));
-    } else if (v.tests > 0 && !v.busbw_gbs) {
+    } else if (judged_tests[i] > 0 && !v.busbw_gbs) {
+      // Its own tests failed (a test whose partner went silent is not its own).
       v.reasons.push_back("every pair test failed: " + errors[i].front() +
                           (errors[i].size() > 1 ? fmt::format(" (and {} more)", errors[i].size() - 1) : ""));
     } else if (first_failed[i] > 0) {
       j.suspects.insert(node);
       const Tally& t = tally[i];
+      // A suspect whose partner then went silent cannot be re-measured
+      // (partner_lost_rounds): named only by a majority already reached,
+      // never on its first tests alone.
+      const bool sidelined = lost_at[i] != std::numeric_limits<int>::max();
       // Still undecided at the end (the round budget, or no partner): named
       // when most of its re-measurements failed, or, with none, every test.
-      const bool open = !t.named(l) && !t.cleared(l) && (final || l.retries == 0);
+      const bool open = !t.named(l) && !t.cleared(l) && (final || l.retries == 0) && !sidelined;
       const bool named = t.named(l) || (open && (t.failed + t.passed > 0 ? t.failed > t.passed : failed_tests[i] == judged_tests[i]));
       if (named) {
         v.reasons.insert(v.reasons.begin(), failure_text(j, best_b[i], best_s[i], t, l));
-      } else if (!t.cleared(l) && !final && l.retries > 0) {
+      } else if (!t.cleared(l) && !final && l.retries > 0 && !sidelined) {
         j.undecided.insert(node);
       }
     }
@@ -417,6 +439,18 @@ Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::strin
 }
 
 }  // namespace
+
+std::vector<int> Isolation::alive() const {
+  // The nodes left to test: not the silent ones, nor those whose partner
+  // went silent (whoever met them next would measure the lost test's
+  // leftovers: partner_lost_rounds).
+  const std::vector<int> lost_at = partner_lost_rounds(history_, dead_, labels_.size());
+  std::vector<int> out;
+  for (int n = 0; n < static_cast<int>(labels_.size()); ++n) {
+    if (!dead_.count(n) && lost_at[static_cast<size_t>(n)] == std::numeric_limits<int>::max()) out.push_back(n);
+  }
+  return out;
+}
 
 std::vector<NodeVerdict> Isolation::verdicts() const { return judge(history_, labels_, dead_, limits_, true).nodes; }
 
@@ -521,6 +555,19 @@ std::vector<NodeTest> Isolation::pairing() {
   }
   for (int node : live) {
     if (!in.count(node)) sat_out_.insert(node);
+  }
+  // The nodes whose partner went silent test each other: judged for
+  // neither end, but a rank of theirs that stops answering too is seen.
+  const std::vector<int> lost_at = partner_lost_rounds(history_, dead_, labels_.size());
+  int waiting = -1;
+  for (int node = 0; node < static_cast<int>(labels_.size()); ++node) {
+    if (dead_.count(node) || lost_at[static_cast<size_t>(node)] == std::numeric_limits<int>::max()) continue;
+    if (waiting < 0) {
+      waiting = node;
+    } else {
+      out.push_back(make_test({waiting, node}));
+      waiting = -1;
+    }
   }
   return out;
 }

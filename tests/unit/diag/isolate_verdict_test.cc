@@ -175,6 +175,157 @@ TEST(IsolateVerdict, ASurvivorOfALostPartnerHasNoLinkNamed) {
   }
 }
 
+TEST(IsolateVerdict, ASurvivorOfALostPartnerIsNeitherBlamedNorBlamesAnother) {
+  // Node 3 never answers; its first-round partner then measures half speed
+  // with whoever it meets (the lost test's requests still in flight): only
+  // node 3 is named, the survivor meets nobody after that round and no
+  // healthy node is named for having met it.
+  for (int n : {4, 5, 8}) {
+    Sim first;
+    first.speed = std::vector<double>(static_cast<size_t>(n), 10.0);
+    first.dead = {3};
+    Isolation probe(labels(n), {});
+    simulate(first, probe);
+    int survivor = -1, lost_round = 0;
+    for (const auto& t : probe.tests()) {
+      if (t.pair() && !t.error.empty() && (t.nodes[0] == 3 || t.nodes[1] == 3)) {
+        survivor = t.nodes[0] == 3 ? t.nodes[1] : t.nodes[0];
+        lost_round = t.round;
+        break;
+      }
+    }
+    ASSERT_GE(survivor, 0) << n << " nodes";
+    Sim s = first;
+    Isolation iso(labels(n), {});
+    // The survivor is slow from the round after the loss on.
+    for (;;) {
+      auto tests = iso.next_round();
+      if (tests.empty()) break;
+      std::set<int> dead_now;
+      for (auto& t : tests) {
+        if (std::count(t.nodes.begin(), t.nodes.end(), 3)) {
+          t.error = "rank sent no result";
+          dead_now.insert(3);
+          continue;
+        }
+        const bool slow = t.round > lost_round && std::count(t.nodes.begin(), t.nodes.end(), survivor);
+        EXPECT_FALSE(slow) << "round " << t.round << " tests the survivor " << survivor << " (" << n << " nodes)";
+        t.busbw_gbs = slow ? 5.0 : 10.0;
+        t.stream_gbs = 2 * t.busbw_gbs;
+      }
+      iso.record(tests, dead_now);
+    }
+    EXPECT_EQ(failed(iso.verdicts()), std::set<int>{3}) << n << " nodes, survivor " << survivor;
+  }
+}
+
+TEST(IsolateVerdict, AJudgedTestAfterAPartnerWasLostCountsForNeitherEnd) {
+  // A schedule that keeps testing the survivor (as another tool's might):
+  // those tests judge neither it nor its partners.
+  Isolation iso(labels(8), {});
+  auto r1 = iso.next_round();
+  ASSERT_EQ(r1.size(), 4u);
+  int survivor = -1;
+  for (auto& t : r1) {
+    if (std::count(t.nodes.begin(), t.nodes.end(), 3)) {
+      t.error = "rank sent no result";
+      survivor = t.nodes[0] == 3 ? t.nodes[1] : t.nodes[0];
+    } else {
+      t.busbw_gbs = 10;
+      t.stream_gbs = 20;
+    }
+  }
+  iso.record(r1, {3});
+  std::vector<NodeTest> later;
+  std::vector<int> others;
+  for (int node = 0; node < 8; ++node) {
+    if (node != survivor && node != 3) others.push_back(node);
+  }
+  for (int round = 2; round <= 4; ++round) {  // one slow test a round, each with another node
+    NodeTest t;
+    t.nodes = {survivor, others[static_cast<size_t>(round - 2)]};
+    t.round = round;
+    t.busbw_gbs = 1;
+    t.stream_gbs = 2;
+    later.push_back(t);
+  }
+  iso.record(later, {});
+  EXPECT_EQ(failed(iso.verdicts()), std::set<int>{3});
+}
+
+TEST(IsolateVerdict, ASuspectWhosePartnerGoesSilentIsNotNamedOnItsFirstTest) {
+  // A pair measures slow in round 1 (noise); in round 2 one of its nodes
+  // meets a node that stops answering, so it can never be re-measured: only
+  // the silent node is named, not the suspect on its one slow test.
+  Isolation iso(labels(8), {});
+  auto r1 = iso.next_round();
+  ASSERT_EQ(r1.size(), 4u);
+  const int a = r1[0].nodes[0], b = r1[0].nodes[1];
+  for (auto& t : r1) {
+    t.busbw_gbs = &t == &r1[0] ? 4.0 : 10.0;
+    t.stream_gbs = 2 * t.busbw_gbs;
+  }
+  iso.record(r1, {});
+  int silent = -1;
+  for (;;) {
+    auto tests = iso.next_round();
+    if (tests.empty()) break;
+    std::set<int> dead_now;
+    for (auto& t : tests) {
+      if (silent < 0 && std::count(t.nodes.begin(), t.nodes.end(), a)) silent = t.nodes[0] == a ? t.nodes[1] : t.nodes[0];
+      if (std::count(t.nodes.begin(), t.nodes.end(), silent)) {
+        t.error = "rank sent no result";
+        dead_now.insert(silent);
+        continue;
+      }
+      t.busbw_gbs = 10;
+      t.stream_gbs = 20;
+    }
+    iso.record(tests, dead_now);
+  }
+  ASSERT_GE(silent, 0);
+  ASSERT_NE(silent, b);
+  EXPECT_EQ(failed(iso.verdicts()), std::set<int>{silent}) << "suspects " << a << " and " << b;
+}
+
+TEST(IsolateVerdict, TwoSurvivorsMeetSoALaterStallOfTheirsIsSeen) {
+  // Two round-1 tests each lose a node; the survivors meet in round 2 (a
+  // test judged for neither), where one of them stops answering too.
+  Isolation iso(labels(8), {});
+  auto r1 = iso.next_round();
+  ASSERT_EQ(r1.size(), 4u);
+  const int d0 = r1[0].nodes[0], s0 = r1[0].nodes[1], d1 = r1[1].nodes[0], s1 = r1[1].nodes[1];
+  for (size_t i = 0; i < r1.size(); ++i) {
+    if (i < 2) {
+      r1[i].error = "rank sent no result";
+    } else {
+      r1[i].busbw_gbs = 10;
+      r1[i].stream_gbs = 20;
+    }
+  }
+  iso.record(r1, {d0, d1});
+  bool met = false;
+  for (;;) {
+    auto tests = iso.next_round();
+    if (tests.empty()) break;
+    std::set<int> dead_now;
+    for (auto& t : tests) {
+      const bool has_s0 = std::count(t.nodes.begin(), t.nodes.end(), s0) > 0;
+      met = met || (has_s0 && std::count(t.nodes.begin(), t.nodes.end(), s1) > 0);
+      if (has_s0) {
+        t.error = "rank sent no result";
+        dead_now.insert(s0);
+        continue;
+      }
+      t.busbw_gbs = 10;
+      t.stream_gbs = 20;
+    }
+    iso.record(tests, dead_now);
+  }
+  EXPECT_TRUE(met);
+  EXPECT_EQ(failed(iso.verdicts()), (std::set<int>{d0, d1, s0}));
+}
+
 TEST(IsolateVerdict, FloorFailsEveryNodeBelowIt) {
   Sim s;
   s.speed = std::vector<double>(4, 10.0);
