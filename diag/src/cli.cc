@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "isolate/topology.h"
 #include "preflight/cluster.h"
 #include "smddp/config.h"
 #include "smddp/tools/cli_numbers.h"
@@ -57,6 +58,8 @@ CommandLine::CommandLine()
   tools::decimal_numbers_only(app);
   // SMDDP_DIAG_FAULT is checked by its own parser, with the others.
   config::add_check("SMDDP_DIAG_FAULT", [](const std::string&) { Faults::from_env(); });
+  // So is the topology file's content, at start like a tuning file's, not first in isolate's rounds.
+  config::add_check("SMDDP_ISOLATE_TOPOLOGY", [](const std::string& path) { load_topology(path, "SMDDP_ISOLATE_TOPOLOGY " + path); });
 }
 
 CommandLine::~CommandLine() = default;

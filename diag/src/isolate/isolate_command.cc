@@ -17,6 +17,9 @@
 #include "commands.h"
 #include "fabric/pingpong.h"
 #include "isolate/probes.h"
+#include "isolate/report.h"
+#include "isolate/simulator.h"
+#include "isolate/topology.h"
 #include "shared/text.h"
 #include "isolate/verdict.h"
 #include "preflight/checks.h"
@@ -44,10 +47,6 @@ namespace {
 constexpr int kTagBase = 16000, kMaxRounds = 1000;
 int tag(int round, int kind) { return kTagBase + 4 * round + kind; }  // kind: 0 plan, 1 report, 2 allreduce, 3 stream
 
-int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // Small sends that complete on their own; buffers live until the process ends.
 class Outbox {
  public:
@@ -69,27 +68,33 @@ struct Job {
   std::vector<int> node_of, local_index;  // per rank
   std::vector<std::vector<int>> ranks_of; // per node
   std::vector<std::string> labels;        // per node
+  std::vector<std::string> instance_ids;  // per node: its EC2 instance id, or ""
   std::string who(int r) const { return fmt::format("rank {} ({})", r, hosts.at(static_cast<size_t>(r))); }
 };
 
-Job make_job() {
+// `instance_id`: this host's EC2 instance id ("" when unknown), for --topology.
+Job make_job(const std::string& instance_id) {
   Job j;
   MPI_Comm_dup(MPI_COMM_WORLD, &j.comm);
   MPI_Comm_set_errhandler(j.comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(j.comm, &j.rank);
   MPI_Comm_size(j.comm, &j.size);
   constexpr int kLen = 256;
-  std::string mine = hostname();
+  // Host name, then a newline and the instance id (neither holds a newline).
+  std::string mine = hostname() + "\n" + instance_id;
   mine.resize(kLen - 1, '\0');
   std::vector<char> all(static_cast<size_t>(kLen * j.size));
   MPI_Allgather(mine.c_str(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, j.comm);
   std::map<std::string, int> node_by_host;
   for (int r = 0; r < j.size; ++r) {
-    std::string h(all.data() + static_cast<size_t>(r * kLen));
+    const std::string both(all.data() + static_cast<size_t>(r * kLen));
+    const size_t nl = both.find('\n');
+    const std::string h = both.substr(0, nl);
     auto [it, fresh] = node_by_host.emplace(h, static_cast<int>(j.ranks_of.size()));
     if (fresh) {
       j.ranks_of.emplace_back();
       j.labels.push_back(h);
+      j.instance_ids.push_back(nl == std::string::npos ? "" : both.substr(nl + 1));
     }
     j.hosts.push_back(h);
     j.node_of.push_back(it->second);
@@ -229,49 +234,15 @@ std::vector<std::optional<CounterDeltas>> gather_counters(const Job& job, const 
   return by_node;
 }
 
-nlohmann::json tests_json(const Isolation& iso, const Job& job) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& t : iso.tests()) {
-    std::vector<std::string> nodes;
-    for (int n : t.nodes) nodes.push_back(job.labels[static_cast<size_t>(n)]);
-    out.push_back({{"round", t.round}, {"kind", t.pair() ? "pair" : "group"}, {"nodes", nodes},
-                   {"allreduce_busbw_gbs", t.busbw_gbs}, {"stream_gbs", t.stream_gbs},
-                   {"error", t.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.error)}});
+// "slow-node sim-0003 x2, stall sim-0007 from round 2", or "none".
+std::string injected_text(const SimRun& sim) {
+  std::vector<std::string> parts;
+  for (const auto& f : sim.faults) {
+    const std::string where = f.node >= 0 ? sim.labels[static_cast<size_t>(f.node)] : f.link;
+    parts.push_back(f.kind == FaultKind::Stall ? fmt::format("stall {} from round {}", where, f.from_round)
+                                               : fmt::format("{} {} x{:g}", fault_kind_name(f.kind), where, f.factor));
   }
-  return out;
-}
-
-PreflightReport make_report(const Job& job, const Isolation& iso, const std::string& profile,
-                            const std::vector<std::optional<CounterDeltas>>& counters) {
-  PreflightReport report;
-  report.profile = profile;
-  report.version = kVersion;
-  report.timestamp_ms = now_ms();
-  report.ranks = job.size;
-  const auto verdicts = iso.verdicts();
-  for (int n = 0; n < static_cast<int>(job.labels.size()); ++n) {
-    NodeReport node;
-    node.node = n;
-    node.host = node.label = job.labels[static_cast<size_t>(n)];
-    node.ranks = job.ranks_of[static_cast<size_t>(n)];
-    const auto& v = verdicts[static_cast<size_t>(n)];
-    nlohmann::json values = {{"pair_tests", v.tests}};
-    if (v.busbw_gbs) values["allreduce_busbw_gbs"] = *v.busbw_gbs;
-    if (v.stream_gbs) values["stream_gbs"] = *v.stream_gbs;
-    if (v.failed) {
-      node.checks.push_back(CheckResult::fail("isolate", fmt::format("{}", fmt::join(v.reasons, "; ")), values, v.code));
-    } else if (v.tests == 0) {
-      node.checks.push_back(CheckResult::skip("isolate", job.labels.size() < 2 ? "one node: no pair to test" : "not tested"));
-    } else {
-      node.checks.push_back(CheckResult::pass(
-          "isolate", fmt::format("allreduce busbw {:.3f} GB/s, bidirectional {:.3f} GB/s, best of {} pair test(s)",
-                                 v.busbw_gbs.value_or(0), v.stream_gbs.value_or(0), v.tests), values));
-    }
-    // Counters that moved while the rounds ran fail the node, as in preflight.
-    if (counters[static_cast<size_t>(n)]) node.checks.push_back(counter_result(*counters[static_cast<size_t>(n)], "the isolate tests"));
-    report.nodes.push_back(std::move(node));
-  }
-  return report;
+  return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
 class IsolateCommand final : public Command {
@@ -293,8 +264,15 @@ class IsolateCommand final : public Command {
     app_->add_option("--model", model_path_, "smddp-model file whose allreduce prediction for each pair test's shape is the busbw floor (replaces the profile's)");
     app_->add_option("--model-tolerance", model_tolerance_pct_, "With --model: fail below the prediction by more than PCT percent")->capture_default_str();
     app_->add_option("--min-stream", min_stream_, "Bidirectional stream floor, GB/s (default: the profile's link_bandwidth floor)");
-    app_->add_option("--retries", settings_.limits.retries, "Rounds that re-test failures with nodes that passed")->capture_default_str();
+    app_->add_option("--retries", settings_.limits.retries, "Re-measurements of each suspect node, link or bisected group; a majority failing names it")->capture_default_str();
     app_->add_option("--bisect-min-nodes", settings_.limits.bisect_min_nodes, "Bisect allreduce groups from this many nodes up")->capture_default_str();
+    app_->add_option("--topology", topology_path_, "Pair inside and across racks by FILE: aws ec2 describe-instance-topology JSON, or lines HOST LABEL... (network nodes, top layer first; default SMDDP_ISOLATE_TOPOLOGY)");
+    app_->add_option("--seed", seed_, "Seed of the pairings (and of --simulate's fabric)")->capture_default_str();
+    app_->add_option("--simulate", simulate_nodes_, "Run over a simulated fabric of N nodes instead of under mpirun (docs/diag.md#simulation)");
+    app_->add_option("--faults", faults_text_, "With --simulate: faults to inject, KIND=COUNT[@FACTOR],... (slow-node, slow-link, stall, flap)");
+    app_->add_option("--racks", sim_racks_, "With --simulate: split the nodes into R racks (instead of --topology)");
+    app_->add_option("--noise", noise_path_, "With --simulate: measured noise samples, lines BUSBW_RATIO STREAM_RATIO (default: built in)");
+    app_->add_option("--schedule", schedule_, "With --simulate: isolate, or chs (the cluster-health-scanner comparison)")->capture_default_str();
     app_->add_option("--json", json_path_, "Write the JSON report to FILE ('-': stdout instead of the lines)");
     app_->add_option("--prom-textfile", textfile_, "Write each node's result for node_exporter's textfile collector (*.prom)");
     app_->add_flag("--print-drain", print_drain_, "Print the Slurm drain command for each unhealthy node");
@@ -343,12 +321,44 @@ class IsolateCommand final : public Command {
     root_ = SystemRoot::from_option(global_.sysfs_root);
     tools::check_writable(json_path_ == "-" ? "" : json_path_, "--json");
     tools::check_writable(textfile_, "--prom-textfile");
+    if (!topology_path_.empty()) {
+      topology_ = load_topology(topology_path_, "--topology " + topology_path_);
+    } else if (std::string env = config::text("SMDDP_ISOLATE_TOPOLOGY"); !env.empty()) {
+      topology_ = load_topology(env, "SMDDP_ISOLATE_TOPOLOGY " + env);
+    }
+    if (simulate_nodes_) {
+      validate_simulation();
+      return;
+    }
+    for (const char* o : {"--faults", "--racks", "--noise", "--schedule"}) {
+      if (app_->count(o)) throw UsageError(std::string(o) + " is for --simulate");
+    }
     if (!launched_by_mpi()) throw UsageError("isolate tests nodes against each other: run it under mpirun or srun, one or more ranks per node");
   }
 
   int run() override {
+    if (simulate_nodes_) return run_simulation();
     MpiSession mpi;
-    Job job = make_job();
+    Job job = make_job(topology_ ? ec2_instance_id(root_.path("/sys/devices/virtual/dmi/id/board_asset_tag")) : "");
+    // Every rank places the same nodes alike; rank 0 alone names a host
+    // the file lacks, before any test runs.
+    std::vector<int> racks;
+    if (topology_) {
+      std::vector<std::vector<std::string>> layers;
+      for (size_t n = 0; n < job.labels.size(); ++n) {
+        auto p = placement_of(*topology_, job.labels[n], job.instance_ids[n]);
+        if (!p) {
+          if (job.rank != 0) {
+            config::yield_to_reporting_rank();
+            return tools::kExitUsage;
+          }
+          throw UsageError(fmt::format("--topology {}: no entry for host {}{}", topology_path_, job.labels[n],
+                                       job.instance_ids[n].empty() ? "" : " nor its instance " + job.instance_ids[n]));
+        }
+        layers.push_back(std::move(*p));
+      }
+      racks = rack_ids(layers);
+    }
     if (model_) {
       // Every rank computes the same floor from the same job; rank 0 alone
       // says why the model cannot predict it, before any test runs.
@@ -379,14 +389,16 @@ class IsolateCommand final : public Command {
     std::optional<CounterWatch> counters;
     if (job.local_index[static_cast<size_t>(job.rank)] == 0) counters.emplace(root_);
     if (job.rank == 0) {
-      Isolation iso(job.labels, settings_.limits);
+      Isolation iso(job.labels, settings_.limits, racks, seed_);
       RootState st;
       std::cerr << fmt::format("smddp-diag isolate: {} nodes, {} ranks; rounds of at most {:.0f} s\n", job.labels.size(),
                                job.size, settings_.round_bound_s());
       while (root_round(job, settings_, iso, st, out)) {
       }
       const auto deltas = gather_counters(job, settings_, iso.rounds() + 1, counters, st, out);
-      PreflightReport report = make_report(job, iso, profile_label_, deltas);
+      IsolateRun run = isolate_run(iso, job.labels, job.ranks_of, job.size, racks);
+      run.counters = deltas;
+      PreflightReport report = isolate_report(run);
       code = report.healthy() ? tools::kExitOk : tools::kExitFailed;
       for (int r = 1; r < job.size; ++r) {
         if (st.dead_ranks.count(r)) continue;
@@ -396,7 +408,7 @@ class IsolateCommand final : public Command {
         out.post(job.comm, r, tag(iso.rounds() + 2, 0), done.dump());
       }
       if (!textfile_.empty()) tools::write_atomically(textfile_, preflight_textfile(report.nodes.front(), report.timestamp_ms));
-      write_outputs(report, iso, job, deltas);
+      write_outputs(report, isolate_json(report, run));
       if (st.unclean) {
         std::cerr << "smddp-diag isolate: ranks were lost or left requests in flight; ending the job\n";
         std::cout.flush();
@@ -438,19 +450,68 @@ class IsolateCommand final : public Command {
   }
 
  private:
-  void write_outputs(const PreflightReport& report, const Isolation& iso, const Job& job,
-                     const std::vector<std::optional<CounterDeltas>>& counters) {
-    nlohmann::json j = to_json(report);
-    nlohmann::json moved = nlohmann::json::object();  // by host; nodes without counters are absent
-    for (size_t n = 0; n < counters.size(); ++n) {
-      if (counters[n]) moved[job.labels[n]] = to_json(*counters[n]);
+  IsolateRun isolate_run(const RoundSchedule& schedule, std::vector<std::string> labels, std::vector<std::vector<int>> ranks_of,
+                         int ranks, const std::vector<int>& racks) const {
+    IsolateRun run;
+    run.schedule = &schedule;
+    run.labels = std::move(labels);
+    run.ranks_of = std::move(ranks_of);
+    run.ranks = ranks;
+    run.profile = profile_label_;
+    run.round_bound_s = settings_.round_bound_s();
+    run.limits = settings_.limits;
+    run.seed = seed_;
+    run.racks = racks.empty() ? 1 : *std::max_element(racks.begin(), racks.end()) + 1;
+    return run;
+  }
+
+  void validate_simulation() {
+    for (const char* o : {"--model", "--model-tolerance", "--drain", "--prom-textfile"}) {
+      if (app_->count(o)) throw UsageError(std::string(o) + " does not go with --simulate (no real hosts)");
     }
-    j["isolate"] = {{"rounds", iso.rounds()}, {"round_bound_s", settings_.round_bound_s()}, {"tests", tests_json(iso, job)},
-                    {"fabric_counters", moved},
-                    {"limits", {{"mad_k", settings_.limits.mad_k}, {"mad_floor", settings_.limits.mad_floor}, {"min_drop", settings_.limits.min_drop},
-                                {"min_busbw_gbs", settings_.limits.min_busbw_gbs}, {"min_stream_gbs", settings_.limits.min_stream_gbs},
-                                {"busbw_floor_by", settings_.limits.busbw_floor_by.empty() ? nlohmann::json(nullptr) : nlohmann::json(settings_.limits.busbw_floor_by)},
-                                {"retries", settings_.limits.retries}, {"bisect_min_nodes", settings_.limits.bisect_min_nodes}}}};
+    if (*simulate_nodes_ < 2 || *simulate_nodes_ > kMaxSimNodes) {
+      throw UsageError(fmt::format("--simulate {}: expected 2 to {} nodes", *simulate_nodes_, kMaxSimNodes));
+    }
+    if (app_->count("--racks") && (sim_racks_ < 1 || sim_racks_ > *simulate_nodes_)) {
+      throw UsageError(fmt::format("--racks {}: expected 1 to the {} nodes", sim_racks_, *simulate_nodes_));
+    }
+    if (app_->count("--racks") && topology_) throw UsageError("--racks and --topology both place the nodes: give one");
+    if (schedule_ != "isolate" && schedule_ != "chs") throw UsageError("--schedule '" + schedule_ + "': expected isolate or chs");
+    sim_.nodes = *simulate_nodes_;
+    sim_.seed = seed_;
+    sim_.faults = parse_fault_spec(faults_text_);
+    sim_.racks = sim_racks_;
+    sim_.topology = topology_;
+    sim_.noise = noise_path_.empty() ? builtin_noise() : load_noise(noise_path_);
+    sim_.chs = schedule_ == "chs";
+  }
+
+  int run_simulation() {
+    sim_.limits = settings_.limits;
+    sim_.round_bound_s = settings_.round_bound_s();
+    // The probes' bytes at the nominal rates: the pair ring moves its
+    // buffer once per rank (2(k-1)/k = 1), the stream both ways.
+    sim_.allreduce_seconds = static_cast<double>(settings_.allreduce.warmup + settings_.allreduce.iterations) *
+                             static_cast<double>(settings_.allreduce.bytes) / (kSimBusbwGbs * 1e9);
+    sim_.stream_seconds = static_cast<double>(settings_.stream.iterations) * settings_.stream.window *
+                          static_cast<double>(settings_.stream.bytes) * 2 / (kSimStreamGbs * 1e9);
+    // Faults the fabric cannot hold are usage errors, thrown before any round.
+    SimRun sim = simulate(sim_);
+    std::vector<std::vector<int>> ranks_of;
+    for (int n = 0; n < sim_.nodes; ++n) ranks_of.push_back({n});
+    IsolateRun run = isolate_run(*sim.schedule, sim.labels, ranks_of, sim_.nodes, sim.racks);
+    PreflightReport report = isolate_report(run);
+    nlohmann::json doc = isolate_json(report, run);
+    doc["simulation"] = simulation_json(sim, sim_);
+    write_outputs(report, doc);
+    if (json_path_ != "-") {
+      std::cout << fmt::format("simulated: {} rounds, {} tests, {:.1f} s; injected: {}\n", sim.schedule->rounds(),
+                               sim.schedule->tests().size(), sim.seconds, injected_text(sim));
+    }
+    return report.healthy() ? tools::kExitOk : tools::kExitFailed;
+  }
+
+  void write_outputs(const PreflightReport& report, const nlohmann::json& j) {
     if (json_path_ == "-") {
       std::cout << j.dump(2) << "\n";
     } else {
@@ -485,6 +546,14 @@ class IsolateCommand final : public Command {
   std::optional<results::ModelBaseline> model_;
   std::string json_path_, textfile_;
   bool print_drain_ = false, drain_ = false;
+  std::string topology_path_;
+  std::optional<TopologyMap> topology_;
+  uint64_t seed_ = 1;
+  // --simulate and its options.
+  std::optional<int> simulate_nodes_;
+  std::string faults_text_, noise_path_, schedule_ = "isolate";
+  int sim_racks_ = 1;
+  SimSettings sim_;
   Settings settings_;
 };
 

@@ -1,5 +1,6 @@
 #include "isolate/verdict.h"
 
+#include "isolate/pairing.h"
 #include "smddp/results/failure_codes.h"
 
 #include <fmt/format.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -25,15 +27,9 @@ std::pair<double, double> median_mad(std::vector<double> values) {
   return {m, median(values)};
 }
 
-Isolation::Isolation(std::vector<std::string> labels, IsolateLimits limits)
-    : labels_(std::move(labels)), limits_(limits) {}
-
-std::vector<int> Isolation::alive() const {
-  std::vector<int> out;
-  for (int n = 0; n < static_cast<int>(labels_.size()); ++n) {
-    if (!dead_.count(n)) out.push_back(n);
-  }
-  return out;
+Isolation::Isolation(std::vector<std::string> labels, IsolateLimits limits, std::vector<int> racks, uint64_t seed)
+    : labels_(std::move(labels)), limits_(std::move(limits)), racks_(std::move(racks)), seed_(seed) {
+  if (racks_.size() != labels_.size()) racks_.assign(labels_.size(), 0);
 }
 
 namespace {
@@ -44,11 +40,12 @@ NodeTest make_test(std::vector<int> nodes) {
   return t;
 }
 
-// What a metric must reach: the floor, and, once three nodes give a value,
+// What a metric must reach: the floor, and, once three tests give a value,
 // the fleet's median less K MADs (the MAD at least mad_floor of the median)
 // and less min_drop of the median, whichever is lower: noise on a busy
 // fleet widens the MAD, and a quiet fleet's tiny MAD cannot fail a node for
-// a dip that no operator would drain it for.
+// a dip that no operator would drain it for. The median and MAD are of each
+// node's best test of the first pairings, where every node was measured alike.
 struct Bar {
   double floor = 0, median = 0, mad = 0, threshold = 0, k = 0, min_drop = 0;
   bool fleet = false;
@@ -63,14 +60,29 @@ struct Bar {
                        mad, k, 100 * min_drop);
   }
   bool low(double v) const { return (floor > 0 && v < floor) || (fleet && v < threshold); }
+  // The bar as a fraction of a reference: a re-measurement is held to the
+  // same fraction of its own round's median.
+  double fraction() const { return fleet && median > 0 ? threshold / median : 0; }
 };
 
-Bar make_bar(const std::vector<double>& values, double floor, const IsolateLimits& l, std::string floor_by = "") {
+// `values`: each node's best first-pairing test; `tests`: those tests.
+Bar make_bar(const std::vector<double>& values, const std::vector<double>& tests, double floor, const IsolateLimits& l,
+             std::string floor_by = "") {
   Bar b;
   b.floor = floor;
   b.floor_by = std::move(floor_by);
   if (values.size() >= 3) {
-    auto [m, d] = median_mad(values);
+    // The median of the nodes' best tests (a slow partner drags no node
+    // down); the spread of the tests that clear min_drop, as a fraction of
+    // their median: noise widens it, slow nodes (below that bar), however
+    // many, cannot widen the bar that is to find them.
+    const double m = median_mad(values).first;
+    std::vector<double> kept;
+    for (double v : tests) {
+      if (v >= (1 - l.min_drop) * m) kept.push_back(v);
+    }
+    const auto [mk, dk] = median_mad(kept);
+    const double d = kept.size() >= 3 && mk > 0 ? dk / mk * m : 0;
     b.fleet = true;
     b.median = m;
     b.mad = std::max(d, l.mad_floor * m);
@@ -81,300 +93,563 @@ Bar make_bar(const std::vector<double>& values, double floor, const IsolateLimit
   return b;
 }
 
-// A re-measurement `t` passes the fleet rule: at least the bar's fraction of
-// the median of the other tests of its round (the fleet's median when it
-// had none), and not below the floor.
-bool clears(const std::vector<NodeTest>& tests, const NodeTest& t, const Bar& bar, double NodeTest::*metric) {
-  if (bar.floor > 0 && t.*metric < bar.floor) return false;
-  if (!bar.fleet) return true;
-  std::vector<double> others;
-  for (const auto& o : tests) {
-    if (&o != &t && o.pair() && o.round == t.round && o.error.empty()) others.push_back(o.*metric);
+// The yardsticks of the re-measurements: each round's error-free pair
+// re-measurements, each metric's values sorted, less those of the nodes
+// whose every first test failed (where many nodes are bad, their tests
+// must not become the norm).
+struct RoundValues {
+  std::map<int, std::vector<double>> busbw, stream;  // by round
+  std::vector<const NodeTest*> retries;              // the same tests
+  std::set<const NodeTest*> in;
+  const std::vector<NodeTest>* all = nullptr;        // every test
+  const std::map<int, std::vector<double>>& of(double NodeTest::*metric) const {
+    return metric == &NodeTest::busbw_gbs ? busbw : stream;
   }
-  const double reference = others.empty() ? bar.median : median_mad(others).first;
-  return t.*metric >= (bar.median > 0 ? bar.threshold / bar.median : 0) * reference;
+};
+
+RoundValues round_values(const std::vector<NodeTest>& tests, const std::vector<char>& bad_so_far) {
+  RoundValues rv;
+  rv.all = &tests;
+  for (const auto& t : tests) {
+    if (!t.pair() || !t.retry || !t.error.empty()) continue;
+    if (bad_so_far[static_cast<size_t>(t.nodes[0])] || bad_so_far[static_cast<size_t>(t.nodes[1])]) continue;
+    rv.busbw[t.round].push_back(t.busbw_gbs);
+    rv.stream[t.round].push_back(t.stream_gbs);
+    rv.retries.push_back(&t);
+    rv.in.insert(&t);
+  }
+  for (auto* m : {&rv.busbw, &rv.stream}) {
+    for (auto& [round, v] : *m) std::sort(v.begin(), v.end());
+  }
+  return rv;
 }
 
-// Why a node fails on one metric, or nothing: its best test below the
-// floor, or the fleet rule. For the fleet rule its first pairings (`base`)
-// must miss the fleet's bar, and so must every re-measurement, each against
-// the median of the other tests of its own round (what the fabric gave at
-// that moment; the fleet's median when the round had no other test) at the
-// same fraction of the median as the bar.
-std::optional<std::string> metric_failure(const std::vector<NodeTest>& tests, int node, const Bar& bar,
-                                          double NodeTest::*metric, double best, std::optional<double> base,
-                                          const char* what, const IsolateLimits& l) {
-  if (bar.floor > 0 && best < bar.floor) return bar.why(what, best, l.mad_k);
-  if (!bar.fleet || !base || *base >= bar.threshold) return std::nullopt;
-  int retries = 0;
-  for (const auto& t : tests) {
-    if (!t.pair() || !t.retry || !t.error.empty() || std::count(t.nodes.begin(), t.nodes.end(), node) == 0) continue;
-    if (clears(tests, t, bar, metric)) return std::nullopt;
-    ++retries;
-  }
-  std::string why = bar.why(what, *base, l.mad_k);
-  if (retries > 0) why += fmt::format("; re-measured {} time(s), best {:.3f} GB/s, below its round each time", retries, best);
-  return why;
+// The median of `sorted` less one occurrence of `v` (one of its values);
+// nullopt when nothing is left.
+std::optional<double> median_without(const std::vector<double>& sorted, double v) {
+  if (sorted.size() < 2) return std::nullopt;
+  const size_t skip = static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin());
+  auto at = [&](size_t p) { return sorted[p < skip ? p : p + 1]; };
+  const size_t m = sorted.size() - 1;
+  return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
 }
+
+NodePair pair_of(const NodeTest& t) { return {std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}; }
+
+// Per node, the round in which its partner did not answer (INT_MAX: never).
+// Such a node may still carry that test's requests in flight (its progress
+// engine polls them until the job ends), so it measures slow with whoever
+// it meets next: its later numbers say nothing about it or its partners.
+std::vector<int> partner_lost_rounds(const std::vector<NodeTest>& tests, const std::set<int>& dead, size_t n) {
+  std::vector<int> at(n, std::numeric_limits<int>::max());
+  for (const auto& t : tests) {
+    if (!t.pair() || t.error.empty()) continue;
+    for (size_t end = 0; end < 2; ++end) {
+      const int node = t.nodes[end], other = t.nodes[1 - end];
+      if (dead.count(other) && !dead.count(node)) at[static_cast<size_t>(node)] = std::min(at[static_cast<size_t>(node)], t.round);
+    }
+  }
+  return at;
+}
+
+// Re-measurements decide a suspect (node or link): named when a majority of
+// --retries fail (more than half), cleared once that majority is out of
+// reach. Tests after the decision are not counted, so it never flips.
+struct Tally {
+  int failed = 0, passed = 0;
+  static int needed(const IsolateLimits& l) { return l.retries / 2 + 1; }
+  bool named(const IsolateLimits& l) const { return l.retries > 0 && failed >= needed(l); }
+  bool cleared(const IsolateLimits& l) const { return l.retries > 0 && passed > l.retries - needed(l); }
+  void add(bool fails, const IsolateLimits& l) {
+    if (!named(l) && !cleared(l)) (fails ? failed : passed) += 1;
+  }
+};
 
 struct Judgement {
   std::vector<NodeVerdict> nodes;
-  std::set<int> node_failed;                 // by the node's own numbers
-  std::vector<std::pair<int, int>> links;    // pairs failing while both ends pass
+  std::set<int> node_failed;             // named by its own numbers, or silent
+  std::set<int> undecided;               // suspects to re-measure
+  std::set<int> suspects;                // ever suspected (their first tests or a bisected group failed)
+  std::set<NodePair> links_undecided;    // suspect links, both ends passing, to re-test
+  std::vector<std::vector<int>> groups_undecided;  // failing small bisection groups to re-test
+  std::vector<int> failures;             // per node: its failed tests
+  std::vector<char> bad_so_far;          // per node: every first test of its failed
   std::vector<std::vector<int>> bad_groups;  // bisection groups that failed
   Bar busbw, stream;
 };
 
-Judgement judge(const std::vector<NodeTest>& tests, const std::vector<std::string>& labels, const std::set<int>& dead,
-                const IsolateLimits& l) {
+// A metric of an error-free pair test below its bar: the floor, or the
+// bar's fraction of its reference: the fleet's median for the first
+// pairings (everyone measured alike), for a re-measurement the median of
+// the other re-measurements of its round (what the fabric gave at that
+// moment), else of the other nodes' re-measurements, else the fleet's.
+bool below(const RoundValues& rv, const NodeTest& t, const Bar& bar, double NodeTest::*metric) {
+  const double v = t.*metric;
+  if (bar.floor > 0 && v < bar.floor) return true;
+  if (!bar.fleet) return false;
+  std::optional<double> reference;
+  if (t.retry) {
+    const auto& by_round = rv.of(metric);
+    if (auto it = by_round.find(t.round); it != by_round.end()) {
+      reference = rv.in.count(&t) ? median_without(it->second, v) : median_mad(it->second).first;
+    }
+    if (!reference) {
+      std::vector<double> others;
+      for (const NodeTest* o : rv.retries) {
+        if (std::find_first_of(o->nodes.begin(), o->nodes.end(), t.nodes.begin(), t.nodes.end()) == o->nodes.end()) {
+          others.push_back(o->*metric);
+        }
+      }
+      if (!others.empty()) reference = median_mad(others).first;
+    }
+    if (!reference) {
+      // Only bad-looking nodes re-measured beside it: theirs still tell
+      // how the fabric runs now, better than the fleet's earlier median.
+      std::vector<double> others;
+      for (const auto& o : *rv.all) {
+        if (&o == &t || !o.pair() || !o.retry || !o.error.empty()) continue;
+        if (std::find_first_of(o.nodes.begin(), o.nodes.end(), t.nodes.begin(), t.nodes.end()) == o.nodes.end()) others.push_back(o.*metric);
+      }
+      if (!others.empty()) reference = median_mad(others).first;
+    }
+  }
+  return v < bar.fraction() * reference.value_or(bar.median);
+}
+
+// Why the tests of a node or link failed: each metric whose best
+// first-pairing value misses the fleet's bar (else the lower of the two),
+// and its re-measurements.
+std::string failure_text(const Judgement& j, double best_b, double best_s, const Tally& t, const IsolateLimits& l) {
+  std::vector<std::string> parts;
+  const bool low_b = j.busbw.low(best_b), low_s = j.stream.low(best_s);
+  const double rb = j.busbw.median > 0 ? best_b / j.busbw.median : 1, rs = j.stream.median > 0 ? best_s / j.stream.median : 1;
+  if (low_b || (!low_s && rb <= rs)) parts.push_back(j.busbw.why("allreduce busbw", best_b, l.mad_k));
+  if (low_s || (!low_b && rs < rb)) parts.push_back(j.stream.why("bidirectional bandwidth", best_s, l.mad_k));
+  std::string why = fmt::format("{}", fmt::join(parts, "; "));
+  if (t.failed + t.passed > 0) {
+    why += fmt::format("; re-measured {} time(s), {} below its round", t.failed + t.passed, t.failed);
+  }
+  return why;
+}
+
+// `final`: the schedule has ended, so suspects still undecided are judged
+// on what they have (named when every test of theirs failed).
+Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::string>& labels, const std::set<int>& dead,
+                const IsolateLimits& l, bool final) {
   const size_t n = labels.size();
+  // The tests after a node lost its partner, whoever met it, are not judged
+  // (the schedule pairs such nodes only with each other then; this holds
+  // for any schedule).
+  const std::vector<int> lost_at = partner_lost_rounds(history, dead, n);
+  std::vector<NodeTest> tests;
+  for (const auto& t : history) {
+    if (std::none_of(t.nodes.begin(), t.nodes.end(), [&](int x) { return lost_at[static_cast<size_t>(x)] < t.round; })) tests.push_back(t);
+  }
   Judgement j;
   j.nodes.resize(n);
-  std::vector<std::vector<std::string>> errors(n);
-  // The fleet's numbers come from the first pairings, where every node was
-  // measured alike; re-measurements (retries, often alone on the fabric) may
-  // clear a suspect but do not move the median.
-  std::vector<std::optional<double>> base_b(n), base_s(n);
+  // The fleet's bar from each node's best test of the first pairings (one
+  // slow partner cannot drag a node down, and a slow node's partners keep
+  // the median up, however small the fleet); re-measurements (often alone
+  // on the fabric) clear or condemn a suspect but do not move it.
+  std::vector<double> best_b(n, 0), best_s(n, 0);
+  std::vector<char> has_best(n, 0);
   for (const auto& t : tests) {
-    if (!t.pair()) continue;
+    if (!t.pair() || t.retry || !t.error.empty()) continue;
     for (int node : t.nodes) {
-      auto& v = j.nodes[static_cast<size_t>(node)];
-      ++v.tests;
-      if (!t.error.empty()) {
-        errors[static_cast<size_t>(node)].push_back(fmt::format("round {} with {}: {}", t.round,
-                                                                labels[static_cast<size_t>(t.nodes[0] == node ? t.nodes[1] : t.nodes[0])], t.error));
-        continue;
-      }
-      v.busbw_gbs = std::max(v.busbw_gbs.value_or(0), t.busbw_gbs);
-      v.stream_gbs = std::max(v.stream_gbs.value_or(0), t.stream_gbs);
-      if (!t.retry) {
-        auto& bb = base_b[static_cast<size_t>(node)];
-        auto& bs = base_s[static_cast<size_t>(node)];
-        bb = std::max(bb.value_or(0), t.busbw_gbs);
-        bs = std::max(bs.value_or(0), t.stream_gbs);
-      }
+      const auto i = static_cast<size_t>(node);
+      has_best[i] = 1;
+      best_b[i] = std::max(best_b[i], t.busbw_gbs);
+      best_s[i] = std::max(best_s[i], t.stream_gbs);
     }
   }
-  std::vector<double> b, s;
+  std::vector<double> b, s, tb, ts;
   for (size_t i = 0; i < n; ++i) {
-    if (base_b[i]) b.push_back(*base_b[i]);
-    if (base_s[i]) s.push_back(*base_s[i]);
+    if (!has_best[i]) continue;
+    b.push_back(best_b[i]);
+    s.push_back(best_s[i]);
   }
-  j.busbw = make_bar(b, l.min_busbw_gbs, l, l.busbw_floor_by);
-  j.stream = make_bar(s, l.min_stream_gbs, l);
-  for (size_t i = 0; i < n; ++i) {
-    auto& v = j.nodes[i];
-    if (dead.count(static_cast<int>(i))) {
-      v.reasons.push_back("a rank did not answer: " + (errors[i].empty() ? std::string("stopped or lost") : errors[i].back()));
-      v.code = results::code::kIsolateUnreachable;
-    } else if (v.tests > 0 && !v.busbw_gbs) {
-      v.reasons.push_back("every pair test failed: " + errors[i].front() +
-                          (errors[i].size() > 1 ? fmt::format(" (and {} more)", errors[i].size() - 1) : ""));
-      v.code = results::code::kIsolateProbeFailed;
-    } else if (v.busbw_gbs) {
-      if (auto why = metric_failure(tests, static_cast<int>(i), j.busbw, &NodeTest::busbw_gbs, *v.busbw_gbs, base_b[i],
-                                    "allreduce busbw", l)) {
-        v.reasons.push_back(*why);
-      }
-      if (auto why = metric_failure(tests, static_cast<int>(i), j.stream, &NodeTest::stream_gbs, *v.stream_gbs, base_s[i],
-                                    "bidirectional bandwidth", l)) {
-        v.reasons.push_back(*why);
-      }
-    }
-    if (!v.reasons.empty()) j.node_failed.insert(static_cast<int>(i));
-    if (!v.reasons.empty() && v.code.empty()) v.code = results::code::kIsolateSlowNode;
-  }
-  // Links: every test of the pair failed, while both ends pass elsewhere. A
-  // link is judged against the fleet of links, each by its best test (a
-  // node's number, the best over several partners, runs higher).
-  std::map<std::pair<int, int>, std::vector<const NodeTest*>> by_pair;
   for (const auto& t : tests) {
-    if (t.pair()) by_pair[{std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}].push_back(&t);
+    if (!t.pair() || t.retry || !t.error.empty()) continue;
+    tb.push_back(t.busbw_gbs);
+    ts.push_back(t.stream_gbs);
   }
-  std::vector<double> pair_b, pair_s;
-  for (const auto& [pair, list] : by_pair) {
-    std::optional<double> b, s;
-    for (const NodeTest* t : list) {
-      if (!t->error.empty() || t->retry) continue;
-      b = std::max(b.value_or(0), t->busbw_gbs);
-      s = std::max(s.value_or(0), t->stream_gbs);
+  j.busbw = make_bar(b, tb, l.min_busbw_gbs, l, l.busbw_floor_by);
+  j.stream = make_bar(s, ts, l.min_stream_gbs, l);
+
+  // The nodes whose every first test failed: their re-measurements are no
+  // yardstick for the others'.
+  std::vector<char> bad_so_far(n, 0);
+  {
+    RoundValues none;
+    none.all = &tests;
+    std::vector<int> tested(n), failed(n);
+    for (const auto& t : tests) {
+      if (!t.pair() || t.retry) continue;
+      if (!t.error.empty() && (dead.count(t.nodes[0]) || dead.count(t.nodes[1]))) continue;
+      const bool fails = !t.error.empty() || below(none, t, j.busbw, &NodeTest::busbw_gbs) || below(none, t, j.stream, &NodeTest::stream_gbs);
+      for (int node : t.nodes) {
+        ++tested[static_cast<size_t>(node)];
+        failed[static_cast<size_t>(node)] += fails;
+      }
     }
-    if (b) pair_b.push_back(*b);
-    if (s) pair_s.push_back(*s);
+    for (size_t i = 0; i < n; ++i) bad_so_far[i] = tested[i] > 0 && failed[i] == tested[i];
   }
-  const Bar link_busbw = make_bar(pair_b, l.min_busbw_gbs, l, l.busbw_floor_by), link_stream = make_bar(pair_s, l.min_stream_gbs, l);
+  const RoundValues rv = round_values(tests, bad_so_far);
+  std::vector<std::vector<std::string>> errors(n);
+  std::vector<int> first_failed(n), failed_tests(n), judged_tests(n);
+  std::vector<Tally> tally(n);
+  std::map<NodePair, std::vector<const NodeTest*>> by_pair;
+  std::map<NodePair, Tally> link_tally;
+  std::map<NodePair, std::pair<double, double>> link_best;
+  std::set<NodePair> link_suspect;
   // A node whose partner was lost mid-test may still carry that test's
   // requests in flight (its progress engine polls them), so its later
   // numbers say nothing about a link: its links are not judged this run.
   std::set<int> partner_lost;
   for (const auto& t : tests) {
-    if (!t.pair() || t.error.empty()) continue;
-    for (int end : {0, 1}) {
-      if (dead.count(t.nodes[static_cast<size_t>(end)])) partner_lost.insert(t.nodes[static_cast<size_t>(1 - end)]);
-    }
-  }
-  for (const auto& [pair, list] : by_pair) {
-    if (j.node_failed.count(pair.first) || j.node_failed.count(pair.second)) continue;
-    if (partner_lost.count(pair.first) || partner_lost.count(pair.second)) continue;
-    std::string why;
-    for (const NodeTest* t : list) {
-      if (!t->error.empty()) {
-        why = t->error;
-      } else if (t->retry ? !clears(tests, *t, link_busbw, &NodeTest::busbw_gbs) : link_busbw.low(t->busbw_gbs)) {
-        why = link_busbw.why("allreduce busbw", t->busbw_gbs, l.mad_k);
-      } else if (t->retry ? !clears(tests, *t, link_stream, &NodeTest::stream_gbs) : link_stream.low(t->stream_gbs)) {
-        why = link_stream.why("bidirectional bandwidth", t->stream_gbs, l.mad_k);
+    if (!t.pair()) continue;
+    const NodePair p = pair_of(t);
+    by_pair[p].push_back(&t);
+    // A test with a silent end says nothing about the other.
+    const bool lost = !t.error.empty() && (dead.count(t.nodes[0]) || dead.count(t.nodes[1]));
+    const bool fails = !t.error.empty() || below(rv, t, j.busbw, &NodeTest::busbw_gbs) || below(rv, t, j.stream, &NodeTest::stream_gbs);
+    for (int node : t.nodes) {
+      const auto i = static_cast<size_t>(node);
+      const int other = t.nodes[0] == node ? t.nodes[1] : t.nodes[0];
+      auto& v = j.nodes[i];
+      ++v.tests;
+      if (!t.error.empty()) {
+        errors[i].push_back(fmt::format("round {} with {}: {}", t.round, labels[static_cast<size_t>(other)], t.error));
+        if (dead.count(other)) partner_lost.insert(node);
       } else {
-        why.clear();
-        break;  // one good test clears the link
+        v.busbw_gbs = std::max(v.busbw_gbs.value_or(0), t.busbw_gbs);
+        v.stream_gbs = std::max(v.stream_gbs.value_or(0), t.stream_gbs);
+      }
+      if (lost) continue;
+      ++judged_tests[i];
+      failed_tests[i] += fails;
+      if (!t.retry) {
+        first_failed[i] += fails;
       }
     }
-    if (why.empty()) continue;
-    j.links.push_back(pair);  // a suspect: re-tested by the next retry round
-    // Named once a second test failed too (or when there are no retries): a
-    // pair first met in a retry round (a reference pair) needs its re-test.
-    if (list.size() < 2 && l.retries > 0) continue;
-    for (int end : {pair.first, pair.second}) {
-      const int other = end == pair.first ? pair.second : pair.first;
-      auto& v = j.nodes[static_cast<size_t>(end)];
-      v.reasons.push_back(fmt::format("link to {} (both ends pass with other nodes): {}", labels[static_cast<size_t>(other)], why));
-      if (v.code.empty()) v.code = results::code::kIsolateSlowLink;
+    if (lost) continue;
+    if (!t.retry) {
+      if (fails) link_suspect.insert(p);
+      if (t.error.empty()) {
+        auto& [lb, ls] = link_best[p];
+        lb = std::max(lb, t.busbw_gbs);
+        ls = std::max(ls, t.stream_gbs);
+      }
+    } else if (t.subject == NodeTest::Subject::Suspect) {
+      tally[static_cast<size_t>(t.nodes[0])].add(fails, l);
+    } else if (t.subject == NodeTest::Subject::BothSuspects) {
+      for (int node : t.nodes) tally[static_cast<size_t>(node)].add(fails, l);
+    } else if (t.subject == NodeTest::Subject::Link) {
+      link_tally[p].add(fails, l);
     }
   }
-  // Bisection: the latest test of each group; a failing group of two or three is named.
+  // Bisection: the groups that failed. A failing group of two or three is
+  // re-tested as it is (a fault may show only with all of them) and named
+  // when a majority of its re-tests fail too.
+  std::map<std::vector<int>, std::pair<Tally, std::string>> small;  // failing small groups: re-tests, why
   for (const auto& t : tests) {
     if (t.pair()) continue;
     Bar bar = j.busbw;  // a model predicts each group size on its own
     if (l.group_busbw_floor) {
       if (auto f = l.group_busbw_floor(static_cast<int>(t.nodes.size()))) std::tie(bar.floor, bar.floor_by) = *f;
     }
-    const bool bad = !t.error.empty() || bar.low(t.busbw_gbs);
-    if (!bad) continue;
+    const bool fails = !t.error.empty() || bar.low(t.busbw_gbs);
+    if (t.retry) {
+      if (auto it = small.find(t.nodes); it != small.end()) it->second.first.add(fails, l);
+      continue;
+    }
+    if (!fails) continue;
     j.bad_groups.push_back(t.nodes);
-    if (t.nodes.size() > 3) continue;
+    if (t.nodes.size() <= 3) small[t.nodes].second = !t.error.empty() ? t.error : bar.why("allreduce busbw", t.busbw_gbs, l.mad_k);
+  }
+  for (const auto& [group, state] : small) {
+    const auto& [t, what] = state;
+    if (!t.named(l) && l.retries > 0) {
+      if (!t.cleared(l) && !final) j.groups_undecided.push_back(group);
+      continue;
+    }
     std::vector<std::string> names;
-    for (int node : t.nodes) names.push_back(labels[static_cast<size_t>(node)]);
-    std::string what = !t.error.empty() ? t.error : bar.why("allreduce busbw", t.busbw_gbs, l.mad_k);
-    for (int node : t.nodes) {
+    for (int node : group) names.push_back(labels[static_cast<size_t>(node)]);
+    const std::string why = fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}{}", fmt::join(names, ", "), what,
+                                        t.failed > 0 ? fmt::format("; re-tested {} time(s), {} failed", t.failed + t.passed, t.failed) : "");
+    for (int node : group) {
       auto& v = j.nodes[static_cast<size_t>(node)];
-      v.reasons.push_back(fmt::format("bisected allreduce group [{}] fails though its pairs pass: {}", fmt::join(names, ", "), what));
+      v.reasons.push_back(why);
       if (v.code.empty()) v.code = results::code::kIsolateSlowGroup;
     }
   }
+  for (size_t i = 0; i < n; ++i) {
+    auto& v = j.nodes[i];
+    const int node = static_cast<int>(i);
+    if (dead.count(node)) {
+      // First: what the node's code says (a node that stopped is not also slow).
+      v.reasons.insert(v.reasons.begin(),
+                       "a rank did not answer: " + (errors[i].empty() ? std::string("stopped or lost") : errors[i].back()));
+      v.code = results::code::kIsolateUnreachable;
+    } else if (judged_tests[i] > 0 && !v.busbw_gbs) {
+      // Its own tests failed (a test whose partner went silent is not its own).
+      v.reasons.insert(v.reasons.begin(), "every pair test failed: " + errors[i].front() +
+                          (errors[i].size() > 1 ? fmt::format(" (and {} more)", errors[i].size() - 1) : ""));
+      v.code = results::code::kIsolateProbeFailed;
+    } else if (first_failed[i] > 0) {
+      j.suspects.insert(node);
+      const Tally& t = tally[i];
+      // A suspect whose partner then went silent cannot be re-measured
+      // (partner_lost_rounds): named only by a majority already reached,
+      // never on its first tests alone.
+      const bool sidelined = lost_at[i] != std::numeric_limits<int>::max();
+      // Still undecided at the end (the round budget, or no partner): named
+      // when most of its re-measurements failed, or, with none, every test.
+      const bool open = !t.named(l) && !t.cleared(l) && (final || l.retries == 0) && !sidelined;
+      const bool named = t.named(l) || (open && (t.failed + t.passed > 0 ? t.failed > t.passed : failed_tests[i] == judged_tests[i]));
+      if (named) {
+        v.reasons.insert(v.reasons.begin(), failure_text(j, best_b[i], best_s[i], t, l));
+        v.code = results::code::kIsolateSlowNode;
+      } else if (!t.cleared(l) && !final && l.retries > 0 && !sidelined) {
+        j.undecided.insert(node);
+      }
+    }
+    if (!v.reasons.empty()) j.node_failed.insert(node);
+  }
+  // Links: a pair whose first test failed while both ends pass on their own
+  // numbers, re-tested as a pair (a link is never named on one test when
+  // re-tests are allowed).
+  for (const auto& p : link_suspect) {
+    const auto [a, c] = p;
+    if (j.node_failed.count(a) || j.node_failed.count(c) || j.undecided.count(a) || j.undecided.count(c)) continue;
+    if (partner_lost.count(a) || partner_lost.count(c)) continue;
+    const Tally& t = link_tally[p];
+    const auto& list = by_pair[p];
+    const bool all_failed = std::all_of(list.begin(), list.end(), [&](const NodeTest* x) {
+      return !x->error.empty() || below(rv, *x, j.busbw, &NodeTest::busbw_gbs) || below(rv, *x, j.stream, &NodeTest::stream_gbs);
+    });
+    const bool named = t.named(l) || (!t.cleared(l) && l.retries == 0 && all_failed) ||
+                       (!t.cleared(l) && final && all_failed && list.size() >= 2);
+    if (named) {
+      const auto [lb, ls] = link_best[p];
+      const std::string why = failure_text(j, lb, ls, t, l);
+      for (int end : {a, c}) {
+        const int other = end == a ? c : a;
+        auto& v = j.nodes[static_cast<size_t>(end)];
+        v.reasons.push_back(
+            fmt::format("link to {} (both ends pass with other nodes): {}", labels[static_cast<size_t>(other)], why));
+        if (v.code.empty()) v.code = results::code::kIsolateSlowLink;
+      }
+    } else if (!t.cleared(l) && !final && l.retries > 0) {
+      j.links_undecided.insert(p);
+    }
+  }
   for (auto& v : j.nodes) v.failed = !v.reasons.empty();
+  j.failures = std::move(failed_tests);
+  j.bad_so_far = std::move(bad_so_far);
   return j;
 }
 
 }  // namespace
 
-std::vector<NodeVerdict> Isolation::verdicts() const { return judge(history_, labels_, dead_, limits_).nodes; }
-
-std::set<int> Isolation::suspects() const {
-  std::set<int> out;
-  for (int n : judge(history_, labels_, dead_, limits_).node_failed) {
-    if (!dead_.count(n)) out.insert(n);
+std::vector<int> Isolation::alive() const {
+  // The nodes left to test: not the silent ones, nor those whose partner
+  // went silent (whoever met them next would measure the lost test's
+  // leftovers: partner_lost_rounds).
+  const std::vector<int> lost_at = partner_lost_rounds(history_, dead_, labels_.size());
+  std::vector<int> out;
+  for (int n = 0; n < static_cast<int>(labels_.size()); ++n) {
+    if (!dead_.count(n) && lost_at[static_cast<size_t>(n)] == std::numeric_limits<int>::max()) out.push_back(n);
   }
   return out;
 }
 
+std::vector<NodeVerdict> Isolation::verdicts() const { return judge(history_, labels_, dead_, limits_, true).nodes; }
+
 std::vector<NodeTest> Isolation::retry_round() {
-  const Judgement j = judge(history_, labels_, dead_, limits_);
+  const Judgement j = judge(history_, labels_, dead_, limits_, false);
+  std::set<NodePair> met;
+  for (const auto& t : history_) {
+    if (t.pair()) met.insert(pair_of(t));
+  }
+  auto rack = [&](int node) { return racks_[static_cast<size_t>(node)]; };
   std::set<int> used;
   std::vector<NodeTest> out;
-  std::vector<int> good;
-  for (int n : alive()) {
-    if (!j.nodes[static_cast<size_t>(n)].failed) good.push_back(n);
-  }
-  auto paired_before = [&](int a, int b) {
-    return std::any_of(history_.begin(), history_.end(), [&](const NodeTest& t) {
-      return t.pair() && ((t.nodes[0] == a && t.nodes[1] == b) || (t.nodes[0] == b && t.nodes[1] == a));
-    });
+  auto add = [&](int a, int c, NodeTest::Subject subject) {
+    NodeTest t = make_test({a, c});
+    t.retry = true;
+    t.subject = subject;
+    used.insert(a);
+    used.insert(c);
+    out.push_back(std::move(t));
   };
-  for (int s : j.node_failed) {
-    if (dead_.count(s)) continue;
-    // A node that passed and was not this suspect's partner yet, else any that passed.
+  // Partners: nodes never suspected, then suspects already cleared.
+  std::vector<int> passed, cleared;
+  for (int node : alive()) {
+    if (j.node_failed.count(node) || j.undecided.count(node)) continue;
+    (j.suspects.count(node) ? cleared : passed).push_back(node);
+  }
+  // The suspects with the most failed tests choose first: a slow node is
+  // never starved of partners by the nodes that only met it.
+  std::vector<int> order(j.undecided.begin(), j.undecided.end());
+  std::stable_sort(order.begin(), order.end(), [&](int a, int c) {
+    return j.failures[static_cast<size_t>(a)] > j.failures[static_cast<size_t>(c)];
+  });
+  for (int s : order) {
+    if (used.count(s)) continue;
+    // Its own rack first (the shortest path: the node's own numbers; a slow
+    // uplink must not condemn the nodes below it), a partner it has not met
+    // before one it has, one that passed before one that was cleared; a
+    // rack without either pairs two of its suspects (again only when both
+    // passed a first test: a bad node must not drag a good one down); then
+    // another rack.
     int pick = -1;
-    for (int pass = 0; pass < 2 && pick < 0; ++pass) {
-      for (int g : good) {
-        if (used.count(g) || (pass == 0 && paired_before(s, g))) continue;
+    NodeTest::Subject subject = NodeTest::Subject::Suspect;
+    auto try_pick = [&](const std::vector<int>& from, bool same_rack, bool new_only) {
+      for (int g : from) {
+        if (pick >= 0) return;
+        if (g == s || used.count(g) || (same_rack && rack(g) != rack(s)) || (new_only && met.count({std::min(s, g), std::max(s, g)}))) continue;
         pick = g;
-        break;
+      }
+    };
+    const std::vector<int> others(j.undecided.begin(), j.undecided.end());
+    try_pick(passed, true, true);
+    try_pick(cleared, true, true);
+    if (pick < 0) {
+      try_pick(others, true, true);
+      if (pick >= 0) subject = NodeTest::Subject::BothSuspects;
+    }
+    try_pick(passed, true, false);
+    try_pick(cleared, true, false);
+    if (pick < 0 && !j.bad_so_far[static_cast<size_t>(s)]) {
+      std::vector<int> mild;  // suspects that passed a first test
+      for (int o : others) {
+        if (!j.bad_so_far[static_cast<size_t>(o)]) mild.push_back(o);
+      }
+      try_pick(mild, true, false);
+      if (pick >= 0) subject = NodeTest::Subject::BothSuspects;
+    }
+    try_pick(passed, false, true);
+    try_pick(cleared, false, true);
+    try_pick(passed, false, false);
+    try_pick(cleared, false, false);
+    if (pick >= 0) add(s, pick, subject);
+  }
+  for (const auto& [a, c] : j.links_undecided) {
+    if (!used.count(a) && !used.count(c)) add(a, c, NodeTest::Subject::Link);
+  }
+  // The nodes that passed and are left over test each other at the same
+  // time: the round's own reference, under the same load as the suspects'.
+  if (!out.empty()) {
+    std::vector<int> rest;
+    for (const auto* from : {&passed, &cleared}) {
+      for (int g : *from) {
+        if (!used.count(g)) rest.push_back(g);
       }
     }
-    if (pick < 0) continue;
-    used.insert(s);
-    used.insert(pick);
-    out.push_back(make_test({s, pick}));
+    for (size_t i = 0; i + 1 < rest.size(); i += 2) add(rest[i], rest[i + 1], NodeTest::Subject::Reference);
   }
-  for (const auto& [a, b] : j.links) {
-    if (used.count(a) || used.count(b)) continue;
-    used.insert(a);
-    used.insert(b);
-    out.push_back(make_test({a, b}));
-  }
-  // The good nodes left over test each other at the same time: the round's
-  // own reference, under the same load as the suspects' re-measurements.
-  std::vector<int> rest;
-  for (int g : good) {
-    if (!used.count(g)) rest.push_back(g);
-  }
-  if (!out.empty()) {
-    for (size_t i = 0; i + 1 < rest.size(); i += 2) out.push_back(make_test({rest[i], rest[i + 1]}));
-  }
-  for (auto& t : out) t.retry = true;
   return out;
+}
+
+std::vector<NodeTest> Isolation::pairing() {
+  std::set<NodePair> earlier;
+  for (const auto& t : history_) {
+    if (t.pair()) earlier.insert(pair_of(t));
+  }
+  const std::vector<int> live = alive();
+  std::vector<NodeTest> out;
+  std::set<int> in;
+  for (const auto& [a, b] : pairing_round(pairings_done_, live, racks_, seed_, earlier, sat_out_)) {
+    out.push_back(make_test({a, b}));
+    in.insert(a);
+    in.insert(b);
+  }
+  for (int node : live) {
+    if (!in.count(node)) sat_out_.insert(node);
+  }
+  // The nodes whose partner went silent test each other: judged for
+  // neither end, but a rank of theirs that stops answering too is seen.
+  const std::vector<int> lost_at = partner_lost_rounds(history_, dead_, labels_.size());
+  int waiting = -1;
+  for (int node = 0; node < static_cast<int>(labels_.size()); ++node) {
+    if (dead_.count(node) || lost_at[static_cast<size_t>(node)] == std::numeric_limits<int>::max()) continue;
+    if (waiting < 0) {
+      waiting = node;
+    } else {
+      out.push_back(make_test({waiting, node}));
+      waiting = -1;
+    }
+  }
+  return out;
+}
+
+int round_budget(int nodes) {
+  int log2 = 0;
+  while ((int64_t{1} << log2) < nodes) ++log2;
+  return 2 * log2 + 4;
 }
 
 std::vector<NodeTest> Isolation::next_round() {
   std::vector<NodeTest> out;
+  if (round_ >= round_budget(static_cast<int>(labels_.size()))) phase_ = Phase::Done;
   const std::vector<int> live = alive();
   while (out.empty() && phase_ != Phase::Done) {
     switch (phase_) {
       case Phase::Pairs:
-        for (size_t i = 0; i + 1 < live.size(); i += 2) out.push_back(make_test({live[i], live[i + 1]}));
-        phase_ = Phase::Shifted;
-        break;
-      case Phase::Shifted:
-        // A second, different matching, so one bad node cannot condemn a good
-        // one: 1-2, 3-4, ..., last-0 for an even count; for an odd one the
-        // node left out of the first round meets the first node (last-0,
-        // 1-2, ..., and one node sits out). Three nodes need all three pairs.
-        if (live.size() == 2) {
-          out.push_back(make_test({live[0], live[1]}));
-        } else if (live.size() > 2) {
-          const size_t n = live.size();
-          if (n % 2) out.push_back(make_test({live[n - 1], live[0]}));
-          for (size_t a = 1; a + 1 < n - (n % 2); a += 2) out.push_back(make_test({live[a], live[a + 1]}));
-          if (n % 2 == 0) out.push_back(make_test({live[n - 1], live[0]}));
-        }
-        phase_ = live.size() == 3 ? Phase::Third : Phase::Retry;
+        // Inside racks, then across (pairing.h), so every node has partners
+        // of both kinds and one bad node cannot condemn a good one; two
+        // nodes test their one pair in each round.
+        out = pairing();
+        if (++pairings_done_ >= std::max(limits_.pairings, 1)) phase_ = live.size() == 3 && pairings_done_ < 3 ? Phase::Third : Phase::Retry;
         break;
       case Phase::Third:
-        out.push_back(make_test({live[1], live[2]}));
+        // Three nodes: the pair not met yet, so all three are tested.
+        out = pairing();
         phase_ = Phase::Retry;
         break;
-      case Phase::Retry:
-        if (retries_done_ < limits_.retries && !(suspects().empty() && judge(history_, labels_, dead_, limits_).links.empty())) {
-          out = retry_round();
-          ++retries_done_;
-          if (out.empty()) retries_done_ = limits_.retries;
-        } else {
-          phase_ = Phase::Bisect;
+      case Phase::Retry: {
+        // Suspects are decided within --retries rounds; their links, re-tested
+        // once both ends are cleared, within as many more; the bisection's
+        // rounds are kept out of the budget.
+        int bisect_rounds = 0;
+        if (static_cast<int>(live.size()) >= std::max(limits_.bisect_min_nodes, 4)) {
+          for (bisect_rounds = 1; 3 << (bisect_rounds - 1) < static_cast<int>(live.size()); ++bisect_rounds) {
+          }
         }
+        if (retry_rounds_ < 2 * limits_.retries && round_ + bisect_rounds < round_budget(static_cast<int>(labels_.size()))) {
+          out = retry_round();
+        }
+        if (out.empty()) phase_ = Phase::Bisect;
+        retry_rounds_ += !out.empty();
+        break;
+      }
+      case Phase::Confirm:
+        // The failing small groups of the bisection, re-tested as they are.
+        if (confirm_rounds_++ < limits_.retries) {
+          for (auto& g : judge(history_, labels_, dead_, limits_, false).groups_undecided) {
+            out.push_back(make_test(g));
+            out.back().retry = true;
+          }
+        }
+        if (out.empty()) phase_ = Phase::Done;
         break;
       case Phase::Bisect: {
         if (!bisect_started_) {
           bisect_started_ = true;
           std::vector<int> group;
-          const Judgement j = judge(history_, labels_, dead_, limits_);
-          for (int n : live) {
-            if (!j.nodes[static_cast<size_t>(n)].failed) group.push_back(n);
+          const Judgement j = judge(history_, labels_, dead_, limits_, false);
+          for (int node : live) {
+            if (!j.node_failed.count(node) && !j.undecided.count(node)) group.push_back(node);
           }
+          // Rack by rack, so the halves split along racks.
+          std::stable_sort(group.begin(), group.end(), [&](int a, int b) { return racks_[static_cast<size_t>(a)] < racks_[static_cast<size_t>(b)]; });
           if (static_cast<int>(group.size()) >= std::max(limits_.bisect_min_nodes, 4)) bisect_groups_.push_back(group);
         }
         for (auto& g : bisect_groups_) out.push_back(make_test(g));
         bisect_groups_.clear();
-        if (out.empty()) phase_ = Phase::Done;
+        // The nodes of failing small groups are then re-measured in pairs.
+        if (out.empty()) phase_ = Phase::Confirm;
         break;
       }
       case Phase::Done:
@@ -392,7 +667,7 @@ void Isolation::record(std::vector<NodeTest> tests, const std::set<int>& dead) {
   for (auto& t : tests) history_.push_back(std::move(t));
   if (!bisecting) return;
   // The failing groups of this round are split for the next one.
-  const Judgement j = judge(history_, labels_, dead_, limits_);
+  const Judgement j = judge(history_, labels_, dead_, limits_, false);
   for (const auto& t : history_) {
     if (t.round != round_ || t.pair() || t.nodes.size() <= 3) continue;
     const bool bad = std::find(j.bad_groups.begin(), j.bad_groups.end(), t.nodes) != j.bad_groups.end();

@@ -166,6 +166,9 @@ def invalid_values(tmp):
     with open(open_secret, "w") as f:
         f.write("a secret that is long enough\n")
     os.chmod(open_secret, 0o644)
+    bad_topology = os.path.join(tmp, "bad.topology")
+    with open(bad_topology, "w") as f:
+        f.write("node-a rack-1\nnode-b\n")  # a line without its label
     values = {
         "SMDDP_TIMEOUT": ["soon", "0", "-1", "nan", "inf", "1e400"],
         "SMDDP_RANKS_PER_NODE": ["0", "two"],
@@ -199,6 +202,7 @@ def invalid_values(tmp):
         "SMDDP_SYSFS_ROOT": [os.path.join(tmp, "absent"), bad_rules],
         "SMDDP_PROFILE_DIR": [os.path.join(tmp, "absent")],
         "SMDDP_DIAG_FAULT": ["meteor"],
+        "SMDDP_ISOLATE_TOPOLOGY": [tmp, os.path.join(tmp, "absent"), bad_topology],
     }
     for c in COLLECTIVES:
         values["SMDDP_ALGORITHM_" + c] = ["no_such_algorithm"]

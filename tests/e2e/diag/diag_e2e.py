@@ -17,6 +17,7 @@ import cases_exporter  # noqa: E402,F401
 import cases_fabric  # noqa: E402,F401
 import cases_fix  # noqa: E402,F401
 import cases_inspector  # noqa: E402,F401
+import cases_isolate_sim  # noqa: E402,F401
 import cases_preflight  # noqa: E402,F401
 import cases_ras  # noqa: E402,F401
 import cases_topo  # noqa: E402,F401
