@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <iterator>
-#include <sstream>
 
+#include "shared/text.h"
 #include "smddp/common/numbers.h"
 #include "smddp/error.h"
 #include "smddp/tools/input_file.h"
@@ -55,15 +55,7 @@ NoiseModel load_noise(const std::string& path) {
   const std::string text = tools::read_input_file(path, "--noise " + path, size_t{16} << 20);
   NoiseModel m;
   m.source = path;
-  std::istringstream lines(text);
-  int line_no = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++line_no;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream in(line);
-    std::vector<std::string> words;
-    for (std::string w; in >> w;) words.push_back(w);
-    if (words.empty()) continue;
+  for (auto& [line_no, words] : table_lines(text)) {
     if (words.size() != 2) throw UsageError(fmt::format("--noise {}: line {}: expected BUSBW_RATIO STREAM_RATIO", path, line_no));
     double v[2];
     for (size_t i = 0; i < 2; ++i) {

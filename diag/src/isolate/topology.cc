@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <sstream>
 
 #include "shared/files.h"
 #include "shared/text.h"
@@ -81,15 +80,7 @@ TopologyMap parse_topology(const std::string& text, const std::string& what) {
   const auto first = std::find_if(text.begin(), text.end(), [](char c) { return !common::is_space(c); });
   if (first != text.end() && *first == '{') return parse_ec2(text, what);
   TopologyMap map;
-  int line_no = 0;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    ++line_no;
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream in(line);
-    std::vector<std::string> words;
-    for (std::string w; in >> w;) words.push_back(w);
-    if (words.empty()) continue;
+  for (auto& [line_no, words] : table_lines(text)) {
     if (words.size() < 2) throw UsageError(fmt::format("{}: line {}: '{}' has no network-node label (HOST LABEL...)", what, line_no, words[0]));
     const std::string host = words[0];
     words.erase(words.begin());

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include "smddp/common/numbers.h"
 
@@ -107,6 +108,21 @@ bool json_depth_within(std::string_view text, int max_depth) {
     }
   }
   return true;
+}
+
+std::vector<std::pair<int, std::vector<std::string>>> table_lines(const std::string& text) {
+  std::vector<std::pair<int, std::vector<std::string>>> out;
+  std::istringstream lines(text);
+  int line_no = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++line_no;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream in(line);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    if (!words.empty()) out.emplace_back(line_no, std::move(words));
+  }
+  return out;
 }
 
 }  // namespace smddp::diag

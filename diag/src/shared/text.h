@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "smddp/common/strings.h"
@@ -20,6 +21,11 @@ using common::trim;
 
 // Sizes ("64MiB", "8M") are smddp::common::parse_size (docs/bench.md#sizes);
 // decimal numbers common::parse_number/parse_integer (smddp/common/numbers.h).
+// The whitespace-separated words of each line of a table file, '#' to the
+// end of a line a comment: (line number from 1, words) of every line with
+// words. isolate's --topology and --noise tables.
+std::vector<std::pair<int, std::vector<std::string>>> table_lines(const std::string& text);
+
 // A decimal integer, or hexadecimal (0x...) where a file the kernel or NCCL
 // writes may hold either (sysfs, topology XML); nullopt otherwise. What a
 // user types (profiles, flags) is decimal only: common::parse_integer.
