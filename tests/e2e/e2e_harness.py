@@ -66,3 +66,16 @@ def parse_and_pick(tests, options, seed=False):
     parser.add_argument("test", choices=sorted(tests))
     args = parser.parse_args()
     return args, tests[args.test]
+
+
+def main_of_tests(namespace, options):
+    """A script's main() when its tests are its `test_NAME` functions, run
+    without arguments: picks one by the command line (options as in
+    parse_and_pick, seed printed), runs it, prints PASS. Returns the parsed
+    arguments, which the script keeps as its ARGS before the test runs."""
+    tests = Tests({name[len("test_"):]: fn for name, fn in namespace.items() if name.startswith("test_")})
+    args, fn = parse_and_pick(tests, options, seed=True)
+    namespace["ARGS"] = args
+    fn()
+    print("PASS", args.test)
+

@@ -20,7 +20,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
-from e2e_harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/e2e_harness.py)
+from e2e_harness import SEED, fail, main_of_tests  # noqa: E402  (tests/e2e/e2e_harness.py)
 
 ARGS = None
 COLLECTIVES = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "barrier",
@@ -497,11 +497,7 @@ def test_huge_pages():
 
 
 def main():
-    global ARGS
-    tests = Tests({name[len("test_"):]: fn for name, fn in globals().items() if name.startswith("test_")})
-    ARGS, fn = parse_and_pick(tests, {"--bench": True, "--mpirun": True}, seed=True)
-    fn()
-    print("PASS", ARGS.test)
+    main_of_tests(globals(), {"--bench": True, "--mpirun": True})
 
 
 if __name__ == "__main__":

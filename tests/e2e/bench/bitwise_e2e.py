@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from e2e_harness import SEED, Tests, fail, parse_and_pick  # noqa: E402  (tests/e2e/e2e_harness.py)
+from e2e_harness import SEED, fail, main_of_tests  # noqa: E402  (tests/e2e/e2e_harness.py)
 
 ARGS = None
 # Every collective that reduces or copies (barrier has no data).
@@ -202,11 +202,7 @@ def test_backends():
 
 
 def main():
-    global ARGS
-    tests = Tests({name[len("test_"):]: fn for name, fn in globals().items() if name.startswith("test_")})
-    ARGS, fn = parse_and_pick(tests, {"--bench": True, "--mpirun": True}, seed=True)
-    fn()
-    print("PASS", ARGS.test)
+    main_of_tests(globals(), {"--bench": True, "--mpirun": True})
 
 
 if __name__ == "__main__":
