@@ -47,7 +47,8 @@ constexpr FailureCode kCodes[] = {
     {"SMDDP-ISOLATE-SLOW-GROUP", Escalate, "a bisected group fails though its pairs pass: re-run isolate; look at the fabric between the named nodes"},
     {"SMDDP-ISOLATE-UNREACHABLE", Reboot, "a rank of the node stopped answering: reboot the node"},
     {"SMDDP-ISOLATE-PROBE-FAILED", ReRun, "every test with this node failed (an error, not a slow result): read the errors and re-run"},
-    {"SMDDP-ISOLATE-CORRUPTION", Replace, "the node's results differ bit for bit: silent data corruption; replace the node"},
+    {"SMDDP-ISOLATE-CORRUPTION", Replace, "the node returned wrong results with two or more partners: silent data corruption; replace the node"},
+    {"SMDDP-ISOLATE-CORRUPTION-UNPLACED", Escalate, "wrong results that no single node reproduced with other partners: the link or one of the named nodes; re-test them with smddp-bench -B"},
     // smddp-bench
     {"SMDDP-BENCH-BELOW-THRESHOLD", Escalate, "the average bus bandwidth is below --min-busbw: run smddp-diag isolate"},
     {"SMDDP-BENCH-BELOW-BASELINE", Escalate, "rows are below the baseline: run smddp-diag isolate to name the node or link"},

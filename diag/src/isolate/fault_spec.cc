@@ -11,7 +11,7 @@
 namespace smddp::diag {
 
 namespace {
-constexpr FaultKind kKinds[] = {FaultKind::SlowNode, FaultKind::SlowLink, FaultKind::Stall, FaultKind::Flap};
+constexpr FaultKind kKinds[] = {FaultKind::SlowNode, FaultKind::SlowLink, FaultKind::Stall, FaultKind::Flap, FaultKind::Corrupt};
 }
 
 const char* fault_kind_name(FaultKind kind) {
@@ -20,6 +20,7 @@ const char* fault_kind_name(FaultKind kind) {
     case FaultKind::SlowLink: return "slow-link";
     case FaultKind::Stall: return "stall";
     case FaultKind::Flap: return "flap";
+    case FaultKind::Corrupt: return "corrupt";
   }
   return "?";
 }
@@ -39,12 +40,12 @@ std::vector<FaultCount> parse_fault_spec(const std::string& spec) {
   for (const auto& item : split(spec, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos) {
-      throw UsageError(fmt::format("--faults '{}': expected KIND=COUNT[@FACTOR] (slow-node, slow-link, stall, flap)", item));
+      throw UsageError(fmt::format("--faults '{}': expected KIND=COUNT[@FACTOR] (slow-node, slow-link, stall, flap, corrupt)", item));
     }
     const std::string name(trim(std::string_view(item).substr(0, eq)));
     const auto kind = std::find_if(std::begin(kKinds), std::end(kKinds), [&](FaultKind k) { return name == fault_kind_name(k); });
     if (kind == std::end(kKinds)) {
-      throw UsageError(fmt::format("--faults '{}': unknown kind '{}' (slow-node, slow-link, stall, flap)", item, name));
+      throw UsageError(fmt::format("--faults '{}': unknown kind '{}' (slow-node, slow-link, stall, flap, corrupt)", item, name));
     }
     if (std::any_of(out.begin(), out.end(), [&](const FaultCount& f) { return f.kind == *kind; })) {
       throw UsageError(fmt::format("--faults: {} given twice", name));
@@ -58,12 +59,16 @@ std::vector<FaultCount> parse_fault_spec(const std::string& spec) {
       throw UsageError(fmt::format("--faults '{}': count '{}': {}", item, count_text,
                                    count ? fmt::format("expected 0 to {}", kMaxFaultCount) : why));
     }
-    FaultCount f{*kind, static_cast<int>(*count), 2.0};
+    FaultCount f{*kind, static_cast<int>(*count), *kind == FaultKind::Corrupt ? 1.0 : 2.0};
     if (at != std::string_view::npos) {
       if (*kind == FaultKind::Stall) throw UsageError(fmt::format("--faults '{}': stall takes no @FACTOR", item));
       const std::string_view factor_text = rest.substr(at + 1);
       const auto factor = common::parse_number(factor_text, &why);
-      if (!factor || !(*factor > 1) || *factor > 1000) {
+      if (*kind == FaultKind::Corrupt && (!factor || !(*factor > 0) || *factor > 1)) {
+        throw UsageError(fmt::format("--faults '{}': rate '{}': {}", item, factor_text,
+                                     factor ? "expected a fraction of the tests above 0, at most 1" : why));
+      }
+      if (*kind != FaultKind::Corrupt && (!factor || !(*factor > 1) || *factor > 1000)) {
         throw UsageError(fmt::format("--faults '{}': factor '{}': {}", item, factor_text,
                                      factor ? "expected a slowdown above 1, at most 1000" : why));
       }

@@ -23,6 +23,7 @@
 #include "shared/text.h"
 #include "isolate/verdict.h"
 #include "preflight/checks.h"
+#include "preflight/cluster.h"
 #include "preflight/counter_check.h"
 #include "preflight/preflight_metrics.h"
 #include "preflight/profile.h"
@@ -115,12 +116,15 @@ struct Settings {
 
 // One rank's part of a round: the group allreduce, then the pair stream.
 nlohmann::json run_part(const Job& job, const nlohmann::json& plan, const Settings& s, int round) {
-  nlohmann::json report = {{"error", ""}, {"busbw", 0.0}, {"stream", 0.0}, {"left", false}};
+  nlohmann::json report = {{"error", ""}, {"corruption", ""}, {"busbw", 0.0}, {"stream", 0.0}, {"left", false}};
   const Deadline deadline = deadline_in(s.round_timeout_s);
   const auto group = plan["group"].get<std::vector<int>>();
   ProbeResult a = probe_allreduce(job.comm, group, s.allreduce, tag(round, 2), deadline, job.hosts);
   report["busbw"] = a.gbytes_per_s;
   report["left"] = a.left_requests;
+  // Wrong results do not end the test: the partner, which may not have
+  // seen them, goes on to the stream too.
+  report["corruption"] = a.corruption;
   if (!a.error.empty()) {
     report["error"] = a.error;
     return report;
@@ -179,7 +183,7 @@ bool root_round(const Job& job, const Settings& s, Isolation& iso, RootState& st
     if (auto got = recv_until(job.comm, r, tag(round, 1), collect_by)) reports[static_cast<size_t>(r)] = nlohmann::json::parse(*got);
   }
   std::set<int> dead_nodes;
-  std::vector<std::vector<std::string>> errors(tests.size());
+  std::vector<std::vector<std::string>> errors(tests.size()), corruptions(tests.size());
   std::vector<double> slowest_busbw(tests.size(), 1e300), stream_sum(tests.size(), 0);
   for (int r = 0; r < job.size; ++r) {
     const int t = test_of[static_cast<size_t>(r)];
@@ -194,6 +198,7 @@ bool root_round(const Job& job, const Settings& s, Isolation& iso, RootState& st
     }
     st.unclean |= (*rep)["left"].get<bool>();
     if (const auto e = (*rep)["error"].get<std::string>(); !e.empty()) errors[static_cast<size_t>(t)].push_back(job.who(r) + ": " + e);
+    if (const auto c = (*rep)["corruption"].get<std::string>(); !c.empty()) corruptions[static_cast<size_t>(t)].push_back(job.who(r) + ": " + c);
     slowest_busbw[static_cast<size_t>(t)] = std::min(slowest_busbw[static_cast<size_t>(t)], (*rep)["busbw"].get<double>());
     if (job.node_of[static_cast<size_t>(r)] == tests[static_cast<size_t>(t)].nodes[0]) {
       stream_sum[static_cast<size_t>(t)] += (*rep)["stream"].get<double>();
@@ -205,6 +210,9 @@ bool root_round(const Job& job, const Settings& s, Isolation& iso, RootState& st
       return (a.find("sent no result") != std::string::npos) > (b.find("sent no result") != std::string::npos);
     });
     if (!errors[t].empty()) tests[t].error = errors[t].front() + (errors[t].size() > 1 ? fmt::format(" (+{} more)", errors[t].size() - 1) : "");
+    if (!corruptions[t].empty()) {
+      tests[t].corruption = corruptions[t].front() + (corruptions[t].size() > 1 ? fmt::format(" (+{} more ranks)", corruptions[t].size() - 1) : "");
+    }
     tests[t].busbw_gbs = slowest_busbw[t] < 1e300 ? slowest_busbw[t] : 0;
     tests[t].stream_gbs = stream_sum[t];
   }
@@ -239,8 +247,9 @@ std::string injected_text(const SimRun& sim) {
   std::vector<std::string> parts;
   for (const auto& f : sim.faults) {
     const std::string where = f.node >= 0 ? sim.labels[static_cast<size_t>(f.node)] : f.link;
-    parts.push_back(f.kind == FaultKind::Stall ? fmt::format("stall {} from round {}", where, f.from_round)
-                                               : fmt::format("{} {} x{:g}", fault_kind_name(f.kind), where, f.factor));
+    parts.push_back(f.kind == FaultKind::Stall     ? fmt::format("stall {} from round {}", where, f.from_round)
+                    : f.kind == FaultKind::Corrupt ? fmt::format("corrupt {} at rate {:g}", where, f.factor)
+                                                   : fmt::format("{} {} x{:g}", fault_kind_name(f.kind), where, f.factor));
   }
   return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -269,7 +278,7 @@ class IsolateCommand final : public Command {
     app_->add_option("--topology", topology_path_, "Pair inside and across racks by FILE: aws ec2 describe-instance-topology JSON, or lines HOST LABEL... (network nodes, top layer first; default SMDDP_ISOLATE_TOPOLOGY)");
     app_->add_option("--seed", seed_, "Seed of the pairings (and of --simulate's fabric)")->capture_default_str();
     app_->add_option("--simulate", simulate_nodes_, "Run over a simulated fabric of N nodes instead of under mpirun (docs/diag.md#simulation)");
-    app_->add_option("--faults", faults_text_, "With --simulate: faults to inject, KIND=COUNT[@FACTOR],... (slow-node, slow-link, stall, flap)");
+    app_->add_option("--faults", faults_text_, "With --simulate: faults to inject, KIND=COUNT[@FACTOR],... (slow-node, slow-link, stall, flap, corrupt)");
     app_->add_option("--racks", sim_racks_, "With --simulate: split the nodes into R racks (instead of --topology)");
     app_->add_option("--noise", noise_path_, "With --simulate: measured noise samples, lines BUSBW_RATIO STREAM_RATIO (default: built in)");
     app_->add_option("--schedule", schedule_, "With --simulate: isolate, or chs (the cluster-health-scanner comparison)")->capture_default_str();
@@ -333,6 +342,7 @@ class IsolateCommand final : public Command {
     for (const char* o : {"--faults", "--racks", "--noise", "--schedule"}) {
       if (app_->count(o)) throw UsageError(std::string(o) + " is for --simulate");
     }
+    settings_.allreduce.flip_sent_bit = Faults::from_env().corrupt;
     if (!launched_by_mpi()) throw UsageError("isolate tests nodes against each other: run it under mpirun or srun, one or more ranks per node");
   }
 

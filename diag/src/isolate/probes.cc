@@ -1,9 +1,12 @@
 #include "isolate/probes.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <memory>
+#include <tuple>
 
 namespace smddp::diag {
 namespace {
@@ -44,6 +47,15 @@ bool wait_all(std::vector<MPI_Request>& requests, size_t receives, Deadline dead
   return false;
 }
 
+// "0", "0, 23": the set bits of `x`, lowest first.
+std::string differing_bits(uint32_t x) {
+  std::vector<int> bits;
+  for (int b = 0; b < 32; ++b) {
+    if (x >> b & 1u) bits.push_back(b);
+  }
+  return fmt::format("{}", fmt::join(bits, ", "));
+}
+
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 std::string name(int rank, const std::vector<std::string>& hosts) {
@@ -74,8 +86,11 @@ ProbeResult probe_allreduce(MPI_Comm comm, const std::vector<int>& group, const 
     float* dst = reduce ? incoming->data() : data->data() + static_cast<size_t>(recv_chunk) * chunk;
     std::vector<MPI_Request> req(2);
     MPI_Irecv(dst, static_cast<int>(chunk), MPI_FLOAT, left, tag, comm, &req[0]);
-    MPI_Isend(data->data() + static_cast<size_t>(send_chunk) * chunk, static_cast<int>(chunk), MPI_FLOAT, right, tag,
-              comm, &req[1]);
+    float* out_chunk = data->data() + static_cast<size_t>(send_chunk) * chunk;
+    // The fault flips the bit in the buffer it sends from: the corruption
+    // then spreads as a bad link's or a bad reduction's would.
+    if (p.flip_sent_bit) *out_chunk = std::bit_cast<float>(std::bit_cast<uint32_t>(*out_chunk) ^ 1u);
+    MPI_Isend(out_chunk, static_cast<int>(chunk), MPI_FLOAT, right, tag, comm, &req[1]);
     if (!wait_all(req, 1, deadline)) {
       out.error = fmt::format("allreduce of {} ranks: no exchange with {} / {} by the deadline", n,
                               name(left, hosts), name(right, hosts));
@@ -110,9 +125,21 @@ ProbeResult probe_allreduce(MPI_Comm comm, const std::vector<int>& group, const 
   }
   float base = 0;
   for (int r : group) base += static_cast<float>(r % 7 + 1);
+  // Bit for bit: every rank adds the same small integers, exact in float.
   uint64_t wrong = 0;
-  for (size_t i = 0; i < count; ++i) wrong += (*data)[i] != base + static_cast<float>(n) * static_cast<float>(i % 5);
-  if (wrong) out.error = fmt::format("allreduce of {} ranks: {} wrong elements of {}", n, wrong, count);
+  size_t first = 0;
+  uint32_t expected_bits = 0, got_bits = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t want = std::bit_cast<uint32_t>(base + static_cast<float>(n) * static_cast<float>(i % 5));
+    const uint32_t got = std::bit_cast<uint32_t>((*data)[i]);
+    if (want == got) continue;
+    if (wrong++ == 0) std::tie(first, expected_bits, got_bits) = std::tuple(i, want, got);
+  }
+  if (wrong) {
+    out.corruption = fmt::format("allreduce of {} ranks: wrong results in {} of {} elements; first element {}: expected {:#010x}, "
+                                 "received {:#010x} (bits {} differ)",
+                                 n, wrong, count, first, expected_bits, got_bits, differing_bits(expected_bits ^ got_bits));
+  }
   const double bytes = static_cast<double>(count * sizeof(float));
   if (out.seconds > 0) out.gbytes_per_s = bytes * p.iterations / out.seconds / 1e9 * 2.0 * (n - 1) / n;
   return out;

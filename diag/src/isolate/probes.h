@@ -16,7 +16,10 @@
 namespace smddp::diag {
 
 struct ProbeResult {
-  std::string error;        // empty when it completed and verified
+  std::string error;        // empty when it completed
+  // The allreduce completed with wrong results: how many elements, and the
+  // first one's index, expected and received bits (silent data corruption).
+  std::string corruption;
   double seconds = 0;       // the timed part
   double gbytes_per_s = 0;  // allreduce: bus bandwidth; stream: bytes sent + received per second
   bool left_requests = false;  // a request is still in flight (the job must not MPI_Finalize)
@@ -26,6 +29,9 @@ struct AllreduceProbe {
   uint64_t bytes = 1 << 20;
   int warmup = 1;
   int iterations = 3;
+  // Fault injection (SMDDP_DIAG_FAULT corrupt): this rank flips the lowest
+  // mantissa bit of the first element of every chunk it sends.
+  bool flip_sent_bit = false;
 };
 // Every rank of `group` (ranks of `comm`, this rank among them) calls it with
 // the same group and tag. `hosts` names the ranks in messages.

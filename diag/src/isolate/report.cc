@@ -30,6 +30,7 @@ nlohmann::json tests_json(const IsolateRun& run) {
     out.push_back({{"round", t.round}, {"kind", t.pair() ? "pair" : "group"}, {"nodes", nodes},
                    {"allreduce_busbw_gbs", t.busbw_gbs}, {"stream_gbs", t.stream_gbs},
                    {"error", t.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.error)},
+                   {"corruption", t.corruption.empty() ? nlohmann::json(nullptr) : nlohmann::json(t.corruption)},
                    {"retest", t.retry ? nlohmann::json(retest_name(t.subject)) : nlohmann::json(nullptr)}});
   }
   return out;

@@ -14,7 +14,8 @@ namespace {
 
 // Independent streams of one seed: the same seed draws the same noise
 // whatever the faults, so runs with and without a fault compare alike.
-constexpr uint64_t kNoiseStream = 0x6A09E667F3BCC909ull, kFlapStream = 0xBB67AE8584CAA73Bull;
+constexpr uint64_t kNoiseStream = 0x6A09E667F3BCC909ull, kFlapStream = 0xBB67AE8584CAA73Bull,
+                   kCorruptStream = 0x3C6EF372FE94F82Bull;
 
 void build_fabric(const SimSettings& s, SimRun& run) {
   const auto n = static_cast<size_t>(s.nodes);
@@ -76,18 +77,20 @@ double factor_of(const SimSettings& s, FaultKind k) {
 
 void inject(const SimSettings& s, SimRun& run) {
   SplitMix rng(s.seed);
-  const int slow = count_of(s, FaultKind::SlowNode), stall = count_of(s, FaultKind::Stall);
+  const int slow = count_of(s, FaultKind::SlowNode), stall = count_of(s, FaultKind::Stall),
+            corrupt = count_of(s, FaultKind::Corrupt);
   // More than half the fleet faulty leaves no healthy median to judge by.
-  if (slow + stall > s.nodes / 2) {
-    throw UsageError(fmt::format("--faults: {} slow or stalled nodes of {}: at most half the nodes", slow + stall, s.nodes));
+  if (slow + stall + corrupt > s.nodes / 2) {
+    throw UsageError(fmt::format("--faults: {} slow, stalled or corrupting nodes of {}: at most half the nodes",
+                                 slow + stall + corrupt, s.nodes));
   }
   std::vector<int> nodes(static_cast<size_t>(s.nodes));
   for (int i = 0; i < s.nodes; ++i) nodes[static_cast<size_t>(i)] = i;
   rng.shuffle(nodes);
-  for (int i = 0; i < slow + stall; ++i) {
+  for (int i = 0; i < slow + stall + corrupt; ++i) {
     InjectedFault f;
-    f.kind = i < slow ? FaultKind::SlowNode : FaultKind::Stall;
-    f.factor = i < slow ? factor_of(s, FaultKind::SlowNode) : 1;
+    f.kind = i < slow ? FaultKind::SlowNode : i < slow + stall ? FaultKind::Stall : FaultKind::Corrupt;
+    f.factor = f.kind == FaultKind::Stall ? 1 : factor_of(s, f.kind);
     f.node = nodes[static_cast<size_t>(i)];
     run.faults.push_back(f);
   }
@@ -137,7 +140,9 @@ SimRun simulate(const SimSettings& s) {
   }
   std::vector<double> node_factor(n, 1.0);
   std::vector<int> stalled_from(n, 0);
+  std::vector<double> corrupt_rate(n, 0);
   for (const auto& f : run.faults) {
+    if (f.kind == FaultKind::Corrupt) corrupt_rate[static_cast<size_t>(f.node)] = f.factor;
     if (f.kind == FaultKind::SlowNode) node_factor[static_cast<size_t>(f.node)] = 1 / f.factor;
     if (f.kind == FaultKind::Stall) stalled_from[static_cast<size_t>(f.node)] = f.from_round;
   }
@@ -150,7 +155,7 @@ SimRun simulate(const SimSettings& s) {
     below.emplace_back(n, 0);
     for (int b : f.below) below.back()[static_cast<size_t>(b)] = 1;
   }
-  SplitMix noise(s.seed ^ kNoiseStream), flap(s.seed ^ kFlapStream);
+  SplitMix noise(s.seed ^ kNoiseStream), flap(s.seed ^ kFlapStream), wrong(s.seed ^ kCorruptStream);
   for (int round = 1;; ++round) {
     std::vector<NodeTest> tests = run.schedule->next_round();
     if (tests.empty() || round > 1000) break;
@@ -182,6 +187,12 @@ SimRun simulate(const SimSettings& s) {
         round_s = s.round_bound_s;
         continue;
       }
+      for (int m : t.nodes) {
+        const double rate = corrupt_rate[static_cast<size_t>(m)];
+        if (rate > 0 && t.corruption.empty() && wrong.uniform() < rate) {
+          t.corruption = fmt::format("rank {} ({}): wrong results (simulated)", m, run.labels[static_cast<size_t>(m)]);
+        }
+      }
       const NoiseSample& e = s.noise.samples[static_cast<size_t>(noise.below(s.noise.samples.size()))];
       const double k = static_cast<double>(t.nodes.size());
       t.busbw_gbs = kSimBusbwGbs * f * e.busbw;
@@ -203,7 +214,8 @@ nlohmann::json simulation_json(const SimRun& run, const SimSettings& s) {
   for (const auto& f : run.faults) {
     nlohmann::json j = {{"kind", fault_kind_name(f.kind)}};
     if (f.node >= 0) j["host"] = run.labels[static_cast<size_t>(f.node)];
-    if (f.kind != FaultKind::Stall) j["factor"] = f.factor;
+    if (f.kind == FaultKind::Corrupt) j["rate"] = f.factor;
+    if (f.kind != FaultKind::Stall && f.kind != FaultKind::Corrupt) j["factor"] = f.factor;
     if (f.kind == FaultKind::Stall) j["from_round"] = f.from_round;
     if (!f.link.empty()) {
       std::vector<std::string> hosts;

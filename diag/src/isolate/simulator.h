@@ -5,7 +5,8 @@
 // access link to its rack's network node, racks joined by uplinks (--racks
 // or a --topology file's layers). A test runs at the nominal rate times the
 // slowest factor among its nodes and the faulty links it crosses, times a
-// noise sample (noise.h); a stalled node's tests end at the round's bound.
+// noise sample (noise.h); a stalled node's tests end at the round's bound;
+// a corrupting node's tests return wrong results at its rate.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -45,8 +46,8 @@ struct SimSettings {
 
 struct InjectedFault {
   FaultKind kind = FaultKind::SlowNode;
-  double factor = 1;
-  int node = -1;           // slow-node, stall
+  double factor = 1;       // corrupt: the rate of wrong results
+  int node = -1;           // slow-node, stall, corrupt
   std::string link;        // slow-link, flap: "CHILD -> PARENT" or "HOST access link"
   std::vector<int> below;  // slow-link, flap: the nodes below the link
   int from_round = 0;      // stall: its ranks stop answering in this round

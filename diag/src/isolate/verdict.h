@@ -45,6 +45,9 @@ struct NodeTest {
   bool pair() const { return nodes.size() == 2; }
   // Filled in after the round:
   std::string error;      // a probe failed, timed out or a rank did not answer
+  // The allreduce completed with wrong results (silent data corruption):
+  // which rank and host saw it, the element and its bits. Its numbers stand.
+  std::string corruption;
   double busbw_gbs = 0;   // the group's allreduce bus bandwidth
   double stream_gbs = 0;  // pairs: the two nodes' bidirectional stream rate
   int round = 0;

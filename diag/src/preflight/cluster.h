@@ -25,8 +25,11 @@ struct Golden;
 //   nccl_version=V[@HOST]  this rank (only on host HOST, when given) reports
 //                        NCCL version V in consistency; with @HOST every rank
 //                        can be given the same setting
+//   corrupt[@HOST]       this rank (only on host HOST, when given) flips a bit
+//                        of what it sends in isolate's allreduce probe
 struct Faults {
   bool unreachable = false;
+  bool corrupt = false;
   double clock_offset_ms = 0;
   std::string nccl_version;
   // Throws UsageError for an unknown fault.

@@ -31,6 +31,10 @@ Faults Faults::from_env() {
       auto v = parse_double(item.substr(16));
       if (!v) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a number of milliseconds");
       f.clock_offset_ms = *v;
+    } else if (item == "corrupt" || item.starts_with("corrupt@")) {
+      const std::string host = item.size() > 7 ? item.substr(8) : "";
+      if (item.size() == 8) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a host after '@'");
+      if (host.empty() || host == hostname()) f.corrupt = true;
     } else if (item.starts_with("nccl_version=")) {
       // V@HOST applies on HOST only, so every rank can carry the same setting.
       std::string v = item.substr(13);
@@ -43,7 +47,7 @@ Faults Faults::from_env() {
       if (v.empty()) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a version (nccl_version=2.18.1[@HOST])");
       if (host.empty() || host == hostname()) f.nccl_version = v;
     } else {
-      throw UsageError("SMDDP_DIAG_FAULT: unknown fault '" + item + "' (known: unreachable, clock_offset_ms=N, nccl_version=V[@HOST])");
+      throw UsageError("SMDDP_DIAG_FAULT: unknown fault '" + item + "' (known: unreachable, clock_offset_ms=N, nccl_version=V[@HOST], corrupt[@HOST])");
     }
   }
   return f;

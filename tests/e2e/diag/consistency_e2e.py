@@ -33,8 +33,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import netns_cluster  # noqa: E402  (tests/e2e/netns_cluster.py)
+from netns_cluster import SKIP, namespaces_possible  # noqa: E402
+
 ARGS = None
-SKIP = 77
 CHECKS = ["--checks", "rank_reachability,consistency"]
 
 
@@ -43,35 +46,8 @@ def fail(msg):
     sys.exit(1)
 
 
-def namespaces_possible():
-    probe = f"smddpcons{os.getpid()}"
-    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"SKIP: cannot create network namespaces ({r.stderr.strip()}); these tests need root / CAP_NET_ADMIN")
-        sys.exit(SKIP)
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-
-
-class Cluster:
-    def __init__(self, name, net, hosts=4):
-        self.name, self.hosts = name, hosts
-        self.env = dict(os.environ, SMDDP_NETNS_NAME=name, SMDDP_NETNS_NET=str(net), SMDDP_TIMEOUT="60")
-
-    def __enter__(self):
-        r = subprocess.run([ARGS.cluster, "up", str(self.hosts)], env=self.env, capture_output=True, text=True, timeout=60)
-        if r.returncode != 0:
-            fail(f"netns-cluster.sh up: {r.stderr}")
-        return self
-
-    def __exit__(self, *exc):
-        subprocess.run([ARGS.cluster, "down"], env=self.env, capture_output=True, text=True, timeout=60)
-
-    def host(self, i):
-        return f"{self.name}-h{i}"
-
-    def run(self, *mpirun_args, extra_env=None, timeout=180):
-        env = dict(self.env, **(extra_env or {}))
-        return subprocess.run([ARGS.cluster, "run", *mpirun_args], env=env, capture_output=True, text=True, timeout=timeout)
+def Cluster(name, net, hosts=4):
+    return netns_cluster.Cluster(ARGS.cluster, name, net, hosts, env={"SMDDP_TIMEOUT": "60"})
 
 
 def preflight(*extra):

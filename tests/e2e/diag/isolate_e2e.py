@@ -33,6 +33,12 @@ Cases:
   isolate_topology   4 hosts in 2 racks of a --topology table: round 1 pairs
       inside the racks, round 2 across; a host the file lacks: exit 64, one
       line from rank 0
+  isolate_corruption  SMDDP_DIAG_FAULT=corrupt@HOST: that host's ranks flip a
+      bit of what they send in the allreduce probe; exactly HOST is named
+      for it, SMDDP-ISOLATE-CORRUPTION (replace) in the line, JSON and drain
+      reason (another host named slow by this noise is allowed);
+      each wrong test names rank, element, expected and received bits; at 1
+      and 2 ranks per host
   isolate_model      2 hosts, --model with a synthetic smddp-model file: one
       predicting far more than loopback gives names both hosts (the model
       and its prediction in the reason), exit 1; one predicting far less:
@@ -53,9 +59,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
 import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
 import counters_e2e  # noqa: E402  (tests/e2e/bench: the fake sysfs tree and its writer)
+import netns_cluster  # noqa: E402  (tests/e2e/netns_cluster.py)
+from netns_cluster import SKIP, namespaces_possible  # noqa: E402
 
 ARGS = None
-SKIP = 77
 # Small, quick probes; the per-round bound is round-timeout + 2 + 0.2 x round-timeout.
 QUICK = ["--bytes", "1MiB", "--iterations", "4", "--warmup", "1", "--stream-bytes", "256KiB", "--window", "4",
          "--stream-iterations", "4", "--round-timeout", "10"]
@@ -70,46 +77,8 @@ def fail(msg):
     sys.exit(1)
 
 
-def namespaces_possible():
-    probe = f"smddpiso{os.getpid()}"
-    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"SKIP: cannot create network namespaces ({r.stderr.strip()}); these tests need root / CAP_NET_ADMIN")
-        sys.exit(SKIP)
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-
-
-class Cluster:
-    def __init__(self, name, net, hosts=4):
-        self.name, self.hosts = name, hosts
-        self.env = dict(os.environ, SMDDP_NETNS_NAME=name, SMDDP_NETNS_NET=str(net))
-
-    def __enter__(self):
-        r = subprocess.run([ARGS.cluster, "up", str(self.hosts)], env=self.env, capture_output=True, text=True, timeout=60)
-        if r.returncode != 0:
-            fail(f"netns-cluster.sh up: {r.stderr}")
-        return self
-
-    def __exit__(self, *exc):
-        subprocess.run([ARGS.cluster, "down"], env=self.env, capture_output=True, text=True, timeout=60)
-
-    def host(self, i):
-        return f"{self.name}-h{i}"
-
-    def throttle(self, i, rate="40mbit"):
-        """Shapes host i's link both ways (tbf: this kernel has no netem)."""
-        for cmd in (["tc", "qdisc", "replace", "dev", f"{self.name}-v{i}"],
-                    ["ip", "netns", "exec", self.host(i), "tc", "qdisc", "replace", "dev", "eth0"]):
-            r = subprocess.run(cmd + ["root", "tbf", "rate", rate, "burst", "64kb", "latency", "50ms"],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                fail(f"tc: {r.stderr}")
-
-    def command(self, *mpirun_args):
-        return [ARGS.cluster, "run", *mpirun_args]
-
-    def run(self, *mpirun_args, timeout=180):
-        return subprocess.run(self.command(*mpirun_args), env=self.env, capture_output=True, text=True, timeout=timeout)
+def Cluster(name, net, hosts=4):
+    return netns_cluster.Cluster(ARGS.cluster, name, net, hosts)
 
 
 def isolate_args(np, per_host, *extra):
@@ -192,6 +161,49 @@ def test_isolate_stopped():
         if elapsed > bound:
             fail(f"ended {elapsed:.1f} s after the SIGSTOP, bound {bound} s")
         print(f"named {c.host(victim)} {elapsed:.1f} s after the SIGSTOP (bound {bound} s, started {t0 - t_start:.1f} s in)")
+
+
+def test_isolate_corruption():
+    namespaces_possible()
+    with Cluster("iso8", 238) as c, tempfile.TemporaryDirectory() as d:
+        bad_host = c.host(1)
+        fault = {"SMDDP_DIAG_FAULT": f"corrupt@{bad_host}"}
+        # Every rank carries the same setting; only bad_host's ranks flip a
+        # bit of what they send. One rank per host, then two (a node's
+        # ranks in one ring).
+        for per_host in (1, 2):
+            out = os.path.join(d, f"isolate{per_host}.json")
+            r = c.run("-x", "SMDDP_DIAG_FAULT", *isolate_args(4 * per_host, per_host, "--json", out, "--print-drain"),
+                      extra_env=fault)
+            bad, good = named_hosts(r.stdout)
+            # Exactly bad_host for corruption. On these shared cores a
+            # healthy host is now and then also named slow (as
+            # isolate_healthy allows); that is another verdict, not this one.
+            corrupt = {h for h, why in bad.items() if "SMDDP-ISOLATE-CORRUPTION" in why}
+            slow = {h for h, why in bad.items() if "[SMDDP-ISOLATE-SLOW-" in why}
+            if r.returncode != 1 or corrupt != {bad_host} or set(bad) - corrupt - slow or len(good) + len(bad) != 4:
+                fail(f"{per_host}/host: want exactly {bad_host} named for corruption, exit 1; exit {r.returncode}\n{r.stdout}\n{r.stderr[-3000:]}")
+            if slow:
+                print(f"{per_host}/host: also named slow on these shared cores: {sorted(slow)}")
+            why = bad[bad_host]
+            if "silent data corruption: wrong results with 2 partners" not in why or "[SMDDP-ISOLATE-CORRUPTION, replace]" not in why:
+                fail(f"{per_host}/host: not a corruption verdict: {why}")
+            if f'nodename={bad_host} state=drain reason="smddp:SMDDP-ISOLATE-CORRUPTION' not in r.stdout:
+                fail(f"{per_host}/host: no drain line with the code:\n{r.stdout}")
+            doc = json.load(open(out))
+            node = next(n for n in doc["nodes"] if n["host"] == bad_host)
+            check = node["checks"][0]
+            if (check["code"], check["action"]) != ("SMDDP-ISOLATE-CORRUPTION", "replace"):
+                fail(f"{per_host}/host: JSON code {check['code']}, action {check['action']}")
+            # Each wrong test names the rank that saw it, the element and the bits.
+            wrong = [t for t in doc["isolate"]["tests"] if t["corruption"]]
+            located = re.compile(r"rank \d+ \(\S+\): allreduce of \d+ ranks: wrong results in \d+ of \d+ elements; "
+                                 r"first element \d+: expected 0x[0-9a-f]{8}, received 0x[0-9a-f]{8} \(bits 0 differ\)")
+            if not wrong or any(bad_host not in t["nodes"] or not located.match(t["corruption"]) for t in wrong):
+                fail(f"{per_host}/host: the wrong tests: {[(t['nodes'], t['corruption']) for t in wrong]}")
+            if any(t["error"] for t in wrong):
+                fail(f"{per_host}/host: a wrong result also failed its test: {[t['error'] for t in wrong]}")
+            print(f"{per_host}/host: {bad_host} named in {doc['isolate']['rounds']} rounds: {why}")
 
 
 def healthy_verdict(a, r):

@@ -47,6 +47,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import rank_processes  # noqa: E402  (tests/e2e/rank_processes.py)
+import netns_cluster  # noqa: E402  (tests/e2e/netns_cluster.py)
+from netns_cluster import namespaces_possible as check_namespaces_possible  # noqa: E402
 
 ARGS = None
 SKIP = 77
@@ -57,53 +59,8 @@ def fail(msg):
     sys.exit(1)
 
 
-class Cluster:
-    """A cluster named after the test; always torn down on exit."""
-
-    def __init__(self, name, net, hosts, *up_args):
-        self.env = dict(os.environ, SMDDP_NETNS_NAME=name, SMDDP_NETNS_NET=str(net))
-        self.name = name
-        self.net = net
-        self.hosts = hosts
-        self.up_args = list(up_args)
-
-    def script(self, *args, timeout=60, **kw):
-        return subprocess.run([ARGS.cluster, *args], env=self.env, capture_output=True, text=True,
-                              timeout=timeout, **kw)
-
-    def __enter__(self):
-        r = self.script("up", str(self.hosts), *self.up_args)
-        if r.returncode != 0:
-            fail(f"netns-cluster.sh up failed ({r.returncode}):\n{r.stderr}")
-        return self
-
-    def __exit__(self, *exc):
-        r = self.script("down")
-        if r.returncode != 0:
-            print(f"warning: down failed: {r.stderr}")
-        left = [l for l in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-                if l.startswith(self.name + "-")]
-        if left:
-            fail(f"namespaces left behind: {left}")
-
-    def run_cmd(self, *mpirun_args):
-        return [ARGS.cluster, "run", *mpirun_args]
-
-    def run(self, *mpirun_args, timeout=240, extra_env=None):
-        env = dict(self.env, **(extra_env or {}))
-        return subprocess.run(self.run_cmd(*mpirun_args), env=env, capture_output=True, text=True,
-                              timeout=timeout)
-
-
-def check_namespaces_possible():
-    """Creates and deletes a throwaway namespace; exits 77 when impossible."""
-    probe = f"smddpprobe{os.getpid()}"
-    r = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"SKIP: cannot create network namespaces here ({r.stderr.strip() or 'ip netns add failed'}); "
-              "these tests need root / CAP_NET_ADMIN")
-        sys.exit(SKIP)
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+def Cluster(name, net, hosts, *up_args):
+    return netns_cluster.Cluster(ARGS.cluster, name, net, hosts, *up_args)
 
 
 def processes_of(binary, ranks_only=True):
@@ -204,7 +161,7 @@ def test_many_pieces():
 def start_bench(c, outdir, np, per_host, timeout_s, transport="fabric"):
     """A long allreduce sweep across the cluster; returns (Popen, json path)."""
     out = os.path.join(outdir, "out.json")
-    cmd = c.run_cmd("--mca", "orte_abort_on_non_zero_status", "0", "--output-filename",
+    cmd = c.command("--mca", "orte_abort_on_non_zero_status", "0", "--output-filename",
                     os.path.join(outdir, "ranks"), "-np", str(np), "--npernode", str(per_host),
                     ARGS.bench, "allreduce", "-b", "256K", "-e", "256M", "-f", "2", "-n", "50", "-w", "1",
                     "-T", str(timeout_s), "--transport", transport, "-J", out)
@@ -395,7 +352,7 @@ def test_socket_count():
     hosts, per_host, limit = 8, 4, 10
     with Cluster("mnsc", 230, hosts) as c, tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "out.json")
-        cmd = c.run_cmd("--output-filename", os.path.join(d, "ranks"), "-np", str(hosts * per_host), "--npernode",
+        cmd = c.command("--output-filename", os.path.join(d, "ranks"), "-np", str(hosts * per_host), "--npernode",
                         str(per_host), ARGS.bench, "allreduce", "-b", "8", "-e", "1M", "-f", "8", "-n", "5", "-w", "1",
                         "-T", "60", "-J", out)
         env = dict(c.env, SMDDP_FABRIC_VERBOSE="1")

@@ -12,6 +12,7 @@
 #include "isolate/simulator.h"
 #include "isolate/topology.h"
 #include "smddp/error.h"
+#include "smddp/results/failure_codes.h"
 
 namespace smddp::diag {
 namespace {
@@ -107,6 +108,12 @@ TEST(IsolateFaultSpec, ReadsEachKind) {
   EXPECT_TRUE(parse_fault_spec("").empty());
   EXPECT_TRUE(parse_fault_spec("none").empty());
   EXPECT_EQ(parse_fault_spec("slow-node=0").at(0).count, 0);
+  // corrupt's @ is a rate of wrong results, 1 by default.
+  const auto c = parse_fault_spec("corrupt=2@0.25,slow-node=1");
+  EXPECT_EQ(c.at(0).kind, FaultKind::Corrupt);
+  EXPECT_DOUBLE_EQ(c.at(0).factor, 0.25);
+  EXPECT_DOUBLE_EQ(parse_fault_spec("corrupt=1").at(0).factor, 1.0);
+  EXPECT_DOUBLE_EQ(parse_fault_spec("corrupt=1@1").at(0).factor, 1.0);
 }
 
 TEST(IsolateFaultSpec, RefusesHostileValuesInOneLine) {
@@ -114,7 +121,7 @@ TEST(IsolateFaultSpec, RefusesHostileValuesInOneLine) {
       "slow-node", "slow-node=", "slow-node=-1", "slow-node=1.5", "slow-node=0x10", "slow-node=1e3",
       "slow-node=99999999999999999999", "slow-node=100001", "slow-node=1@1", "slow-node=1@0.5", "slow-node=1@-2",
       "slow-node=1@inf", "slow-node=1@nan", "slow-node=1@1e999", "slow-node=1@2@3", "slow-node=1@", "slow-node=1@1001",
-      "stall=1@2", "fast-node=1", "=1", "slow-node=1,slow-node=2", ",slow-node=1", "slow-node=1,,stall=1", "slow-node=1,",
+      "stall=1@2", "corrupt=1@0", "corrupt=1@1.5", "corrupt=1@-0.1", "corrupt=1@nan", "fast-node=1", "=1", "slow-node=1,slow-node=2", ",slow-node=1", "slow-node=1,,stall=1", "slow-node=1,",
       std::string(2000, 'a'), "slow-node=1\nstall=1", std::string("slow-node=1\0", 12)};
   for (const auto& spec : bad) {
     try {
@@ -230,6 +237,46 @@ TEST(IsolateSimulator, NamesASlowNodeAt16) {
   }
   EXPECT_GE(found, 18);
   EXPECT_LE(wrong, 1);
+}
+
+// A node that corrupts every test is named for it, with its own code and
+// nobody else, at 16 and 64 nodes; one that corrupts some tests is named
+// alone or with the one partner it was seen with (a code of its own).
+TEST(IsolateSimulator, NamesACorruptingNodeWithItsCode) {
+  for (int n : {16, 64}) {
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      const SimRun run = simulate(settings(n, "corrupt=2", seed));
+      ASSERT_EQ(run.faults.size(), 2u);
+      std::set<std::string> want;
+      const auto v = run.schedule->verdicts();
+      for (const auto& f : run.faults) {
+        want.insert(run.labels[static_cast<size_t>(f.node)]);
+        EXPECT_EQ(v[static_cast<size_t>(f.node)].code, results::code::kIsolateCorruption) << n << " seed " << seed;
+      }
+      EXPECT_EQ(named(run), want) << n << " seed " << seed;
+    }
+  }
+  int alone = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const SimRun run = simulate(settings(64, "corrupt=1@0.3", seed));
+    const int bad = run.faults.at(0).node;
+    const auto v = run.schedule->verdicts();
+    const auto got = named(run);
+    if (got.empty()) continue;  // never seen: nothing to place
+    EXPECT_TRUE(got.count(run.labels[static_cast<size_t>(bad)])) << "seed " << seed;
+    if (got.size() == 1) {
+      ++alone;
+      EXPECT_EQ(v[static_cast<size_t>(bad)].code, results::code::kIsolateCorruption);
+    } else {
+      EXPECT_EQ(got.size(), 2u) << "seed " << seed;
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (v[i].failed) {
+          EXPECT_EQ(v[i].code, results::code::kIsolateCorruptionUnplaced) << "seed " << seed;
+        }
+      }
+    }
+  }
+  EXPECT_GE(alone, 15);
 }
 
 TEST(IsolateSimulator, NamesASlowUplinkAsLinksAcrossIt) {

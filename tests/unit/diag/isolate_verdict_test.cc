@@ -7,6 +7,7 @@
 #include <map>
 
 #include "isolate/verdict.h"
+#include "smddp/results/failure_codes.h"
 
 namespace smddp::diag {
 namespace {
@@ -15,6 +16,7 @@ struct Sim {
   std::vector<double> speed;                 // per node, GB/s
   std::map<std::pair<int, int>, double> link;  // slow links
   std::set<int> dead;                        // never answer
+  std::map<int, int> corrupt;                // node -> how many of its tests return wrong results (-1: all)
 };
 
 // Runs the isolation to the end; returns the verdicts.
@@ -40,6 +42,12 @@ std::vector<NodeVerdict> simulate(Sim& s, Isolation& iso) {
           silent = true;
           dead_now.insert(n);
         }
+      }
+      for (int n : t.nodes) {
+        auto it = s.corrupt.find(n);
+        if (it == s.corrupt.end() || it->second == 0 || !t.corruption.empty()) continue;
+        t.corruption = "rank " + std::to_string(n) + ": wrong results";
+        if (it->second > 0) --it->second;
       }
       if (silent) {
         t.error = "rank sent no result";
@@ -438,6 +446,89 @@ TEST(IsolateVerdict, LargeJobsBisectInLogRounds) {
   int groups = 0;
   for (const auto& t : iso.tests()) groups += !t.pair();
   EXPECT_EQ(groups, 1);
+}
+
+}  // namespace
+}  // namespace smddp::diag
+
+namespace smddp::diag {
+namespace {
+
+std::set<int> with_code(const std::vector<NodeVerdict>& v, std::string_view code) {
+  std::set<int> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].code == code) out.insert(static_cast<int>(i));
+  }
+  return out;
+}
+
+TEST(IsolateCorruption, EveryPairOfCorruptersIsNamedAndNobodyElse) {
+  // Among 8 nodes, a healthy node often meets both bad ones: its two wrong
+  // partners are implicated by their other partners, not by it.
+  for (int a = 0; a < 8; ++a) {
+    for (int b = a + 1; b < 8; ++b) {
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        Sim s;
+        s.speed.assign(8, 10.0);
+        s.corrupt = {{a, -1}, {b, -1}};
+        Isolation iso(labels(8), {}, {}, seed);
+        const auto v = simulate(s, iso);
+        std::string tests;
+        for (const auto& t : iso.tests()) {
+          tests += "\n  round " + std::to_string(t.round) + ":";
+          for (int m : t.nodes) tests += " " + std::to_string(m);
+          if (!t.corruption.empty()) tests += " wrong";
+        }
+        EXPECT_EQ(failed(v), (std::set<int>{a, b})) << a << "," << b << " seed " << seed << tests;
+        EXPECT_EQ(with_code(v, results::code::kIsolateCorruption), (std::set<int>{a, b})) << a << "," << b << " seed " << seed;
+      }
+    }
+  }
+}
+
+TEST(IsolateCorruption, AWrongResultNobodyReproducesNamesThePairAfterReTests) {
+  for (int retries : {0, 6}) {
+    Sim s;
+    s.speed.assign(8, 10.0);
+    s.corrupt = {{3, 1}};  // node 3's first test only
+    IsolateLimits l;
+    l.retries = retries;
+    Isolation iso(labels(8), l);
+    const auto v = simulate(s, iso);
+    const auto named = failed(v);
+    ASSERT_EQ(named.size(), 2u) << "retries " << retries;
+    EXPECT_TRUE(named.count(3));
+    EXPECT_EQ(with_code(v, results::code::kIsolateCorruptionUnplaced), named);
+    for (int node : named) {
+      const std::string& why = v[static_cast<size_t>(node)].reasons.at(0);
+      EXPECT_NE(why.find("not reproduced with other partners"), std::string::npos) << why;
+      // Each end met other partners that many times before the pair was named.
+      if (retries > 0) {
+        EXPECT_NE(why.find("(6 clean test(s) since)"), std::string::npos) << why;
+      }
+    }
+  }
+}
+
+TEST(IsolateCorruption, TwoNodesAreNamedTogether) {
+  Sim s;
+  s.speed.assign(2, 10.0);
+  s.corrupt = {{1, -1}};
+  Isolation iso(labels(2), {});
+  const auto v = simulate(s, iso);
+  EXPECT_EQ(with_code(v, results::code::kIsolateCorruptionUnplaced), (std::set<int>{0, 1}));
+}
+
+TEST(IsolateCorruption, OutranksSlownessAndKeepsBothReasons) {
+  Sim s;
+  s.speed.assign(8, 10.0);
+  s.speed[5] = 4.0;
+  s.corrupt = {{5, -1}};
+  Isolation iso(labels(8), {});
+  const auto v = simulate(s, iso);
+  EXPECT_EQ(failed(v), std::set<int>{5});
+  EXPECT_EQ(v[5].code, results::code::kIsolateCorruption);
+  EXPECT_NE(v[5].reasons.at(0).find("silent data corruption: wrong results with"), std::string::npos) << v[5].reasons.at(0);
 }
 
 }  // namespace

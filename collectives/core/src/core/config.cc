@@ -124,7 +124,7 @@ constexpr Setting kTable[] = {
     {"SMDDP_PROFILE_DIR", Type::Directory, "", 0, 0, 1, {}, kDiag,
      "Directory searched first for preflight profiles"},
     {"SMDDP_DIAG_FAULT", Type::Text, "", 0, 0, 1, {}, kDiag,
-     "Faults to inject, for tests: a comma list of unreachable, clock_offset_ms=N, nccl_version=V[@HOST]"},
+     "Faults to inject, for tests: a comma list of unreachable, clock_offset_ms=N, nccl_version=V[@HOST], corrupt[@HOST]"},
     {"SMDDP_ISOLATE_TOPOLOGY", Type::File, "", 0, 0, 1, {}, kDiag,
      "Topology file of isolate's rack-aware pairing: EC2 describe-instance-topology JSON or lines "
      "HOST LABEL... (isolate --topology overrides)"},

@@ -50,6 +50,7 @@ inline constexpr std::string_view kIsolateSlowGroup = "SMDDP-ISOLATE-SLOW-GROUP"
 inline constexpr std::string_view kIsolateUnreachable = "SMDDP-ISOLATE-UNREACHABLE";
 inline constexpr std::string_view kIsolateProbeFailed = "SMDDP-ISOLATE-PROBE-FAILED";
 inline constexpr std::string_view kIsolateCorruption = "SMDDP-ISOLATE-CORRUPTION";
+inline constexpr std::string_view kIsolateCorruptionUnplaced = "SMDDP-ISOLATE-CORRUPTION-UNPLACED";
 inline constexpr std::string_view kBenchBelowThreshold = "SMDDP-BENCH-BELOW-THRESHOLD";
 inline constexpr std::string_view kBenchBelowBaseline = "SMDDP-BENCH-BELOW-BASELINE";
 inline constexpr std::string_view kBenchNotJudged = "SMDDP-BENCH-NOT-JUDGED";

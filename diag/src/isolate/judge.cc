@@ -1,7 +1,4 @@
-#include "isolate/verdict.h"
-
-#include "isolate/pairing.h"
-#include "smddp/results/failure_codes.h"
+#include "isolate/judge.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +9,9 @@
 #include <map>
 #include <optional>
 #include <tuple>
+
+#include "isolate/corruption.h"
+#include "smddp/results/failure_codes.h"
 
 namespace smddp::diag {
 
@@ -27,42 +27,33 @@ std::pair<double, double> median_mad(std::vector<double> values) {
   return {m, median(values)};
 }
 
-Isolation::Isolation(std::vector<std::string> labels, IsolateLimits limits, std::vector<int> racks, uint64_t seed)
-    : labels_(std::move(labels)), limits_(std::move(limits)), racks_(std::move(racks)), seed_(seed) {
-  if (racks_.size() != labels_.size()) racks_.assign(labels_.size(), 0);
+NodePair pair_of(const NodeTest& t) { return {std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}; }
+
+std::vector<int> partner_lost_rounds(const std::vector<NodeTest>& tests, const std::set<int>& dead, size_t n) {
+  std::vector<int> at(n, std::numeric_limits<int>::max());
+  for (const auto& t : tests) {
+    if (!t.pair() || t.error.empty()) continue;
+    for (size_t end = 0; end < 2; ++end) {
+      const int node = t.nodes[end], other = t.nodes[1 - end];
+      if (dead.count(other) && !dead.count(node)) at[static_cast<size_t>(node)] = std::min(at[static_cast<size_t>(node)], t.round);
+    }
+  }
+  return at;
 }
 
 namespace {
 
-NodeTest make_test(std::vector<int> nodes) {
-  NodeTest t;
-  t.nodes = std::move(nodes);
-  return t;
-}
-
-// What a metric must reach: the floor, and, once three tests give a value,
-// the fleet's median less K MADs (the MAD at least mad_floor of the median)
-// and less min_drop of the median, whichever is lower: noise on a busy
-// fleet widens the MAD, and a quiet fleet's tiny MAD cannot fail a node for
-// a dip that no operator would drain it for. The median and MAD are of each
-// node's best test of the first pairings, where every node was measured alike.
-struct Bar {
-  double floor = 0, median = 0, mad = 0, threshold = 0, k = 0, min_drop = 0;
-  bool fleet = false;
-  std::string floor_by;  // the model behind the floor, or empty
-  std::string why(const char* what, double v, double) const {
-    if (floor > 0 && v < floor) {
-      return fmt::format("{} {:.3f} GB/s below the floor {:.3f} GB/s{}", what, v, floor, floor_by.empty() ? "" : " (" + floor_by + ")");
-    }
-    return fmt::format("{} {:.3f} GB/s is {:.1f} MADs below the fleet median {:.3f} GB/s ({:.0f} % below; MAD {:.3f}, limits {} "
-                       "MADs and {:.0f} %)",
-                       what, v, mad > 0 ? (median - v) / mad : 0.0, median, median > 0 ? 100 * (median - v) / median : 0.0,
-                       mad, k, 100 * min_drop);
+// Re-measurements decide a suspect (node or link): named when a majority of
+// --retries fail (more than half), cleared once that majority is out of
+// reach. Tests after the decision are not counted, so it never flips.
+struct Tally {
+  int failed = 0, passed = 0;
+  static int needed(const IsolateLimits& l) { return l.retries / 2 + 1; }
+  bool named(const IsolateLimits& l) const { return l.retries > 0 && failed >= needed(l); }
+  bool cleared(const IsolateLimits& l) const { return l.retries > 0 && passed > l.retries - needed(l); }
+  void add(bool fails, const IsolateLimits& l) {
+    if (!named(l) && !cleared(l)) (fails ? failed : passed) += 1;
   }
-  bool low(double v) const { return (floor > 0 && v < floor) || (fleet && v < threshold); }
-  // The bar as a fraction of a reference: a re-measurement is held to the
-  // same fraction of its own round's median.
-  double fraction() const { return fleet && median > 0 ? threshold / median : 0; }
 };
 
 // `values`: each node's best first-pairing test; `tests`: those tests.
@@ -134,50 +125,6 @@ std::optional<double> median_without(const std::vector<double>& sorted, double v
   return m % 2 ? at(m / 2) : (at(m / 2 - 1) + at(m / 2)) / 2;
 }
 
-NodePair pair_of(const NodeTest& t) { return {std::min(t.nodes[0], t.nodes[1]), std::max(t.nodes[0], t.nodes[1])}; }
-
-// Per node, the round in which its partner did not answer (INT_MAX: never).
-// Such a node may still carry that test's requests in flight (its progress
-// engine polls them until the job ends), so it measures slow with whoever
-// it meets next: its later numbers say nothing about it or its partners.
-std::vector<int> partner_lost_rounds(const std::vector<NodeTest>& tests, const std::set<int>& dead, size_t n) {
-  std::vector<int> at(n, std::numeric_limits<int>::max());
-  for (const auto& t : tests) {
-    if (!t.pair() || t.error.empty()) continue;
-    for (size_t end = 0; end < 2; ++end) {
-      const int node = t.nodes[end], other = t.nodes[1 - end];
-      if (dead.count(other) && !dead.count(node)) at[static_cast<size_t>(node)] = std::min(at[static_cast<size_t>(node)], t.round);
-    }
-  }
-  return at;
-}
-
-// Re-measurements decide a suspect (node or link): named when a majority of
-// --retries fail (more than half), cleared once that majority is out of
-// reach. Tests after the decision are not counted, so it never flips.
-struct Tally {
-  int failed = 0, passed = 0;
-  static int needed(const IsolateLimits& l) { return l.retries / 2 + 1; }
-  bool named(const IsolateLimits& l) const { return l.retries > 0 && failed >= needed(l); }
-  bool cleared(const IsolateLimits& l) const { return l.retries > 0 && passed > l.retries - needed(l); }
-  void add(bool fails, const IsolateLimits& l) {
-    if (!named(l) && !cleared(l)) (fails ? failed : passed) += 1;
-  }
-};
-
-struct Judgement {
-  std::vector<NodeVerdict> nodes;
-  std::set<int> node_failed;             // named by its own numbers, or silent
-  std::set<int> undecided;               // suspects to re-measure
-  std::set<int> suspects;                // ever suspected (their first tests or a bisected group failed)
-  std::set<NodePair> links_undecided;    // suspect links, both ends passing, to re-test
-  std::vector<std::vector<int>> groups_undecided;  // failing small bisection groups to re-test
-  std::vector<int> failures;             // per node: its failed tests
-  std::vector<char> bad_so_far;          // per node: every first test of its failed
-  std::vector<std::vector<int>> bad_groups;  // bisection groups that failed
-  Bar busbw, stream;
-};
-
 // A metric of an error-free pair test below its bar: the floor, or the
 // bar's fraction of its reference: the fleet's median for the first
 // pairings (everyone measured alike), for a re-measurement the median of
@@ -232,8 +179,8 @@ std::string failure_text(const Judgement& j, double best_b, double best_s, const
   return why;
 }
 
-// `final`: the schedule has ended, so suspects still undecided are judged
-// on what they have (named when every test of theirs failed).
+}  // namespace
+
 Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::string>& labels, const std::set<int>& dead,
                 const IsolateLimits& l, bool final) {
   const size_t n = labels.size();
@@ -363,8 +310,11 @@ Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::str
       if (auto it = small.find(t.nodes); it != small.end()) it->second.first.add(fails, l);
       continue;
     }
-    if (!fails) continue;
+    // Wrong results are bisected like a slow group, to a node or a small
+    // group (judge_corruption names them).
+    if (!fails && t.corruption.empty()) continue;
     j.bad_groups.push_back(t.nodes);
+    if (!fails) continue;
     if (t.nodes.size() <= 3) small[t.nodes].second = !t.error.empty() ? t.error : bar.why("allreduce busbw", t.busbw_gbs, l.mad_k);
   }
   for (const auto& [group, state] : small) {
@@ -416,6 +366,23 @@ Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::str
     }
     if (!v.reasons.empty()) j.node_failed.insert(node);
   }
+  // Wrong results outrank slowness: the node is replaced, not re-measured.
+  // An intermittent fault reproduces only sometimes: each end gets every
+  // re-test (--retries) before a wrong result is left unplaced.
+  const CorruptionFindings corrupt = judge_corruption(tests, labels, l.retries, final);
+  for (const auto& [node, named] : corrupt.named) {
+    if (dead.count(node)) continue;
+    auto& v = j.nodes[static_cast<size_t>(node)];
+    v.reasons.insert(v.reasons.begin(), named.why);
+    v.code = named.code;
+    j.node_failed.insert(node);
+    j.undecided.erase(node);
+  }
+  for (int node : corrupt.retest) {
+    if (j.node_failed.count(node) || dead.count(node)) continue;
+    j.undecided.insert(node);
+    j.suspects.insert(node);
+  }
   // Links: a pair whose first test failed while both ends pass on their own
   // numbers, re-tested as a pair (a link is never named on one test when
   // re-tests are allowed).
@@ -448,240 +415,6 @@ Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::str
   j.failures = std::move(failed_tests);
   j.bad_so_far = std::move(bad_so_far);
   return j;
-}
-
-}  // namespace
-
-std::vector<int> Isolation::alive() const {
-  // The nodes left to test: not the silent ones, nor those whose partner
-  // went silent (whoever met them next would measure the lost test's
-  // leftovers: partner_lost_rounds).
-  const std::vector<int> lost_at = partner_lost_rounds(history_, dead_, labels_.size());
-  std::vector<int> out;
-  for (int n = 0; n < static_cast<int>(labels_.size()); ++n) {
-    if (!dead_.count(n) && lost_at[static_cast<size_t>(n)] == std::numeric_limits<int>::max()) out.push_back(n);
-  }
-  return out;
-}
-
-std::vector<NodeVerdict> Isolation::verdicts() const { return judge(history_, labels_, dead_, limits_, true).nodes; }
-
-std::vector<NodeTest> Isolation::retry_round() {
-  const Judgement j = judge(history_, labels_, dead_, limits_, false);
-  std::set<NodePair> met;
-  for (const auto& t : history_) {
-    if (t.pair()) met.insert(pair_of(t));
-  }
-  auto rack = [&](int node) { return racks_[static_cast<size_t>(node)]; };
-  std::set<int> used;
-  std::vector<NodeTest> out;
-  auto add = [&](int a, int c, NodeTest::Subject subject) {
-    NodeTest t = make_test({a, c});
-    t.retry = true;
-    t.subject = subject;
-    used.insert(a);
-    used.insert(c);
-    out.push_back(std::move(t));
-  };
-  // Partners: nodes never suspected, then suspects already cleared.
-  std::vector<int> passed, cleared;
-  for (int node : alive()) {
-    if (j.node_failed.count(node) || j.undecided.count(node)) continue;
-    (j.suspects.count(node) ? cleared : passed).push_back(node);
-  }
-  // The suspects with the most failed tests choose first: a slow node is
-  // never starved of partners by the nodes that only met it.
-  std::vector<int> order(j.undecided.begin(), j.undecided.end());
-  std::stable_sort(order.begin(), order.end(), [&](int a, int c) {
-    return j.failures[static_cast<size_t>(a)] > j.failures[static_cast<size_t>(c)];
-  });
-  for (int s : order) {
-    if (used.count(s)) continue;
-    // Its own rack first (the shortest path: the node's own numbers; a slow
-    // uplink must not condemn the nodes below it), a partner it has not met
-    // before one it has, one that passed before one that was cleared; a
-    // rack without either pairs two of its suspects (again only when both
-    // passed a first test: a bad node must not drag a good one down); then
-    // another rack.
-    int pick = -1;
-    NodeTest::Subject subject = NodeTest::Subject::Suspect;
-    auto try_pick = [&](const std::vector<int>& from, bool same_rack, bool new_only) {
-      for (int g : from) {
-        if (pick >= 0) return;
-        if (g == s || used.count(g) || (same_rack && rack(g) != rack(s)) || (new_only && met.count({std::min(s, g), std::max(s, g)}))) continue;
-        pick = g;
-      }
-    };
-    const std::vector<int> others(j.undecided.begin(), j.undecided.end());
-    try_pick(passed, true, true);
-    try_pick(cleared, true, true);
-    if (pick < 0) {
-      try_pick(others, true, true);
-      if (pick >= 0) subject = NodeTest::Subject::BothSuspects;
-    }
-    try_pick(passed, true, false);
-    try_pick(cleared, true, false);
-    if (pick < 0 && !j.bad_so_far[static_cast<size_t>(s)]) {
-      std::vector<int> mild;  // suspects that passed a first test
-      for (int o : others) {
-        if (!j.bad_so_far[static_cast<size_t>(o)]) mild.push_back(o);
-      }
-      try_pick(mild, true, false);
-      if (pick >= 0) subject = NodeTest::Subject::BothSuspects;
-    }
-    try_pick(passed, false, true);
-    try_pick(cleared, false, true);
-    try_pick(passed, false, false);
-    try_pick(cleared, false, false);
-    if (pick >= 0) add(s, pick, subject);
-  }
-  for (const auto& [a, c] : j.links_undecided) {
-    if (!used.count(a) && !used.count(c)) add(a, c, NodeTest::Subject::Link);
-  }
-  // The nodes that passed and are left over test each other at the same
-  // time: the round's own reference, under the same load as the suspects'.
-  if (!out.empty()) {
-    std::vector<int> rest;
-    for (const auto* from : {&passed, &cleared}) {
-      for (int g : *from) {
-        if (!used.count(g)) rest.push_back(g);
-      }
-    }
-    for (size_t i = 0; i + 1 < rest.size(); i += 2) add(rest[i], rest[i + 1], NodeTest::Subject::Reference);
-  }
-  return out;
-}
-
-std::vector<NodeTest> Isolation::pairing() {
-  std::set<NodePair> earlier;
-  for (const auto& t : history_) {
-    if (t.pair()) earlier.insert(pair_of(t));
-  }
-  const std::vector<int> live = alive();
-  std::vector<NodeTest> out;
-  std::set<int> in;
-  for (const auto& [a, b] : pairing_round(pairings_done_, live, racks_, seed_, earlier, sat_out_)) {
-    out.push_back(make_test({a, b}));
-    in.insert(a);
-    in.insert(b);
-  }
-  for (int node : live) {
-    if (!in.count(node)) sat_out_.insert(node);
-  }
-  // The nodes whose partner went silent test each other: judged for
-  // neither end, but a rank of theirs that stops answering too is seen.
-  const std::vector<int> lost_at = partner_lost_rounds(history_, dead_, labels_.size());
-  int waiting = -1;
-  for (int node = 0; node < static_cast<int>(labels_.size()); ++node) {
-    if (dead_.count(node) || lost_at[static_cast<size_t>(node)] == std::numeric_limits<int>::max()) continue;
-    if (waiting < 0) {
-      waiting = node;
-    } else {
-      out.push_back(make_test({waiting, node}));
-      waiting = -1;
-    }
-  }
-  return out;
-}
-
-int round_budget(int nodes) {
-  int log2 = 0;
-  while ((int64_t{1} << log2) < nodes) ++log2;
-  return 2 * log2 + 4;
-}
-
-std::vector<NodeTest> Isolation::next_round() {
-  std::vector<NodeTest> out;
-  if (round_ >= round_budget(static_cast<int>(labels_.size()))) phase_ = Phase::Done;
-  const std::vector<int> live = alive();
-  while (out.empty() && phase_ != Phase::Done) {
-    switch (phase_) {
-      case Phase::Pairs:
-        // Inside racks, then across (pairing.h), so every node has partners
-        // of both kinds and one bad node cannot condemn a good one; two
-        // nodes test their one pair in each round.
-        out = pairing();
-        if (++pairings_done_ >= std::max(limits_.pairings, 1)) phase_ = live.size() == 3 && pairings_done_ < 3 ? Phase::Third : Phase::Retry;
-        break;
-      case Phase::Third:
-        // Three nodes: the pair not met yet, so all three are tested.
-        out = pairing();
-        phase_ = Phase::Retry;
-        break;
-      case Phase::Retry: {
-        // Suspects are decided within --retries rounds; their links, re-tested
-        // once both ends are cleared, within as many more; the bisection's
-        // rounds are kept out of the budget.
-        int bisect_rounds = 0;
-        if (static_cast<int>(live.size()) >= std::max(limits_.bisect_min_nodes, 4)) {
-          for (bisect_rounds = 1; 3 << (bisect_rounds - 1) < static_cast<int>(live.size()); ++bisect_rounds) {
-          }
-        }
-        if (retry_rounds_ < 2 * limits_.retries && round_ + bisect_rounds < round_budget(static_cast<int>(labels_.size()))) {
-          out = retry_round();
-        }
-        if (out.empty()) phase_ = Phase::Bisect;
-        retry_rounds_ += !out.empty();
-        break;
-      }
-      case Phase::Confirm:
-        // The failing small groups of the bisection, re-tested as they are.
-        if (confirm_rounds_++ < limits_.retries) {
-          for (auto& g : judge(history_, labels_, dead_, limits_, false).groups_undecided) {
-            out.push_back(make_test(g));
-            out.back().retry = true;
-          }
-        }
-        if (out.empty()) phase_ = Phase::Done;
-        break;
-      case Phase::Bisect: {
-        if (!bisect_started_) {
-          bisect_started_ = true;
-          std::vector<int> group;
-          const Judgement j = judge(history_, labels_, dead_, limits_, false);
-          for (int node : live) {
-            if (!j.node_failed.count(node) && !j.undecided.count(node)) group.push_back(node);
-          }
-          // Rack by rack, so the halves split along racks.
-          std::stable_sort(group.begin(), group.end(), [&](int a, int b) { return racks_[static_cast<size_t>(a)] < racks_[static_cast<size_t>(b)]; });
-          if (static_cast<int>(group.size()) >= std::max(limits_.bisect_min_nodes, 4)) bisect_groups_.push_back(group);
-        }
-        for (auto& g : bisect_groups_) out.push_back(make_test(g));
-        bisect_groups_.clear();
-        // The nodes of failing small groups are then re-measured in pairs.
-        if (out.empty()) phase_ = Phase::Confirm;
-        break;
-      }
-      case Phase::Done:
-        break;
-    }
-  }
-  if (!out.empty()) ++round_;
-  for (auto& t : out) t.round = round_;
-  return out;
-}
-
-void Isolation::record(std::vector<NodeTest> tests, const std::set<int>& dead) {
-  dead_.insert(dead.begin(), dead.end());
-  const bool bisecting = phase_ == Phase::Bisect;
-  for (auto& t : tests) history_.push_back(std::move(t));
-  if (!bisecting) return;
-  // The failing groups of this round are split for the next one.
-  const Judgement j = judge(history_, labels_, dead_, limits_, false);
-  for (const auto& t : history_) {
-    if (t.round != round_ || t.pair() || t.nodes.size() <= 3) continue;
-    const bool bad = std::find(j.bad_groups.begin(), j.bad_groups.end(), t.nodes) != j.bad_groups.end();
-    if (!bad) continue;
-    const size_t half = t.nodes.size() / 2;
-    std::vector<int> left, right;
-    for (size_t i = 0; i < t.nodes.size(); ++i) {
-      if (dead_.count(t.nodes[i])) continue;
-      (i < half ? left : right).push_back(t.nodes[i]);
-    }
-    for (auto* g : {&left, &right}) {
-      if (g->size() >= 2) bisect_groups_.push_back(*g);
-    }
-  }
 }
 
 }  // namespace smddp::diag
