@@ -210,6 +210,10 @@ class Json:
         self.doc["totals"] = {"rows": len(self.doc["rows"]), "wrong": summary["wrong"],
                               "avg_busbw_gbps": summary["avg_busbw_gbps"],
                               "below_threshold": summary["below_threshold"], "exit_code": summary["exit_code"]}
+        # Each failure with its code and action class, for automation;
+        # empty for a run that passed (smddp-bench's totals.verdicts).
+        if summary["complete"]:
+            self.doc["totals"]["verdicts"] = summary["verdicts"]
         if summary.get("error"):
             self.doc["error"] = summary["error"]
         self.doc["complete"] = summary["complete"]

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from . import __version__, data
+from . import __version__, codes, data
 from .backends import Call, placement_unsupported, torch_dtype
 from .cli import EXIT_BELOW, EXIT_LOST, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, EXIT_WRONG, utc_now
 from .report import Json, Table
@@ -398,6 +398,7 @@ def run(o, argv, cuda, sizes):
         first_avg = summary["avg_busbw_gbps"].get(o.backends[0], 0.0)
         summary["below_threshold"] = o.min_busbw > 0 and first_avg < o.min_busbw
         summary["complete"] = True
+        summary["verdicts"] = codes.verdicts(summary, o.backends[0])
         code = EXIT_WRONG if summary["wrong"] else EXIT_BELOW if summary["below_threshold"] else EXIT_OK
         summary["exit_code"] = code
         for rep in reporters:

@@ -207,7 +207,7 @@ ROW = {"row": int, "collective": str, "dtype": str, "op": str, "root": int, "byt
        "busbw_gbps": float, "wrong": (int, type(None)), "iterations": int, "ratio": float}
 ROW_OPTIONAL = {"roof_fraction": float, "per_iteration": dict, "straggler": dict}
 TOTALS = {"rows": int, "wrong": int, "avg_busbw_gbps": dict, "below_threshold": bool, "exit_code": int}
-# smddp-bench's failures with their codes (docs/bench.md, JSON); the torch bench writes none yet.
+# A finished run's failures with their codes (docs/bench.md, JSON), both tools.
 TOTALS_OPTIONAL = {"verdicts": list}
 
 
@@ -367,7 +367,29 @@ def test_faults():
     total = sum(want[r["collective"]] for r in doc["rows"])
     if table["wrong"] != total or doc["totals"]["wrong"] != total or "FAILED" not in res[0][1]:
         fail(f"totals: table {table['wrong']}, json {doc['totals']['wrong']}, want {total}")
-    print(f"seed {SEED}: {len(doc['rows'])} rows, #wrong summed over ranks ({total}), exit 1")
+    codes = [(v["code"], v["action"]) for v in doc["totals"]["verdicts"]]
+    if codes != [("SMDDP-BENCH-WRONG", "escalate")] or str(total) not in doc["totals"]["verdicts"][0]["text"]:
+        fail(f"totals.verdicts: {doc['totals']['verdicts']}")
+    # Below --min-busbw: exit 2 and its own code; each row the torch bench
+    # gives is a row of the one table (docs/diag.md lists it, checked
+    # against results/src/failure_codes.cc by results.FailureCodes).
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "out.json")
+        res = ranks(1, ["allreduce", "-b", "1K", "-e", "1K", "-n", "1", "-w", "0", "--backend", "gloo",
+                        "--min-busbw", "1000000", "-J", out])
+        doc = json.load(open(out))
+    verdicts = doc["totals"]["verdicts"]
+    if res[0][0] != 2 or [v["code"] for v in verdicts] != ["SMDDP-BENCH-BELOW-THRESHOLD"] or \
+            "below --min-busbw 1000000.000 GB/s" not in verdicts[0]["text"]:
+        fail(f"--min-busbw: exit {res[0][0]}, verdicts {verdicts}\n{res[0][2]}")
+    table_rows = dict(re.findall(r"^\| `(SMDDP-[A-Z-]+)` \| ([a-z-]+) \|", open(os.path.join(ARGS.root, "docs", "diag.md")).read(), re.M))
+    sys.path.insert(0, os.path.join(ARGS.root, "bench", "torch"))
+    from smddp_bench_torch import codes as torch_codes  # noqa: E402
+    for row in torch_codes.ROWS:
+        if table_rows.get(row["code"]) != row["action"]:
+            fail(f"{row}: docs/diag.md's table says {table_rows.get(row['code'])!r}")
+    print(f"seed {SEED}: {len(doc['rows'])} rows, #wrong summed over ranks ({total}), exit 1; "
+          f"below --min-busbw exit 2; verdicts carry their codes")
 
 
 def test_format():
