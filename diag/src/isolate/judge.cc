@@ -411,7 +411,15 @@ Judgement judge(const std::vector<NodeTest>& history, const std::vector<std::str
       j.links_undecided.insert(p);
     }
   }
-  for (auto& v : j.nodes) v.failed = !v.reasons.empty();
+  for (size_t i = 0; i < n; ++i) {
+    auto& v = j.nodes[i];
+    v.failed = !v.reasons.empty();
+    // A survivor of a lost partner passes on what it had, and says so.
+    if (!v.failed && !dead.count(static_cast<int>(i)) && lost_at[i] != std::numeric_limits<int>::max()) {
+      v.note = fmt::format("not judged after round {}: its partner stopped answering, and its requests to it may still be in flight",
+                           lost_at[i]);
+    }
+  }
   j.failures = std::move(failed_tests);
   j.bad_so_far = std::move(bad_so_far);
   return j;

@@ -61,8 +61,9 @@ PreflightReport isolate_report(const IsolateRun& run) {
       node.checks.push_back(CheckResult::skip("isolate", run.labels.size() < 2 ? "one node: no pair to test" : "not tested"));
     } else {
       node.checks.push_back(CheckResult::pass(
-          "isolate", fmt::format("allreduce busbw {:.3f} GB/s, bidirectional {:.3f} GB/s, best of {} pair test(s)",
-                                 v.busbw_gbs.value_or(0), v.stream_gbs.value_or(0), v.tests), values));
+          "isolate", fmt::format("allreduce busbw {:.3f} GB/s, bidirectional {:.3f} GB/s, best of {} pair test(s){}",
+                                 v.busbw_gbs.value_or(0), v.stream_gbs.value_or(0), v.tests, v.note.empty() ? "" : "; " + v.note),
+          values));
     }
     // Counters that moved while the rounds ran fail the node, as in preflight.
     if (static_cast<size_t>(n) < run.counters.size() && run.counters[static_cast<size_t>(n)]) {

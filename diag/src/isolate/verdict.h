@@ -64,6 +64,7 @@ struct NodeVerdict {
   bool failed = false;
   std::vector<std::string> reasons;  // "what, with the numbers"
   std::string code;                  // the failure code of the first reason (smddp/results/failure_codes.h)
+  std::string note;                  // a pass with a caveat (a partner lost), else empty
   std::optional<double> busbw_gbs, stream_gbs;  // the best of its passing pair tests
   int tests = 0;
 };

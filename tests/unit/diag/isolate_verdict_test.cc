@@ -180,6 +180,10 @@ TEST(IsolateVerdict, ASurvivorOfALostPartnerHasNoLinkNamed) {
     Isolation iso(labels(4), {});
     auto v = simulate(s, iso);
     EXPECT_EQ(failed(v), std::set<int>{3}) << "slow link " << survivor << "-" << other;
+    // It passes, and its verdict says it was not judged after the loss.
+    EXPECT_NE(v[static_cast<size_t>(survivor)].note.find("not judged after round 1: its partner stopped answering"), std::string::npos)
+        << v[static_cast<size_t>(survivor)].note;
+    EXPECT_TRUE(v[static_cast<size_t>(other)].note.empty()) << v[static_cast<size_t>(other)].note;
   }
 }
 
