@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of fuzz/ with clang-16 (AddressSanitizer and
 # UndefinedBehaviorSanitizer on the whole build) and runs each for a bounded
-# time over a scratch copy of its seed corpus (fuzz/corpus/<target>/). Fails
+# time over a scratch copy of its seed corpus (fuzz/corpus/<target>/); the
+# targets are those the build lists in <build-dir>/fuzz/libfuzzer-targets.txt
+# (fuzz/CMakeLists.txt: replay-only targets are not among them). Fails
 # when any target finds a crash, a leak, undefined behaviour, a timeout or an
 # out-of-memory; the input is kept under <build-dir>/findings/<target>/.
 #
@@ -17,7 +19,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 usage() {
-  sed -n '8,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '10,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 64
 }
 
@@ -51,6 +53,15 @@ CC=clang-16 CXX=clang++-16 configure_and_build "$dir" -DSMDDP_FUZZ=ON -DSMDDP_WI
 
 if [ "$build_only" = 1 ]; then exit 0; fi
 
+# The targets this build made; a corpus folder alone is no target (replay-only ones have one).
+mapfile -t targets <"$dir/fuzz/libfuzzer-targets.txt"
+if [ -n "$only" ]; then
+  case " ${targets[*]} " in
+    *" $only "*) targets=("$only") ;;
+    *) echo "fuzz.sh: --only '$only': replayed by ctest only, not built for libFuzzer (fuzz/CMakeLists.txt)" >&2; exit 64 ;;
+  esac
+fi
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 findings="$dir/findings" logs="$dir/fuzz-logs"
@@ -75,10 +86,8 @@ fuzz_one() {
   fi
 }
 running=0
-for corpus in "$SMDDP_ROOT"/fuzz/corpus/*/; do
-  target=$(basename "$corpus")
-  if [ -n "$only" ] && [ "$target" != "$only" ]; then continue; fi
-  cp -r "$corpus" "$work/$target"
+for target in "${targets[@]}"; do
+  cp -r "$SMDDP_ROOT/fuzz/corpus/$target" "$work/$target"
   mkdir -p "$findings/$target"
   if [ "$running" -ge "$jobs" ]; then
     wait -n

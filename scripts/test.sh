@@ -64,9 +64,9 @@ ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir "$asan_dir" --output-on-failure --timeout 900 -j 3 -L 'unit|mpi'
 
 # ---- fuzzing (docs/testing.md, "Fuzzing") ----
-# A clang-16 build of the libFuzzer targets only (fuzz/, ASan + UBSan), then
-# each target for 10 s over a copy of its seed corpus, one per core at a
-# time; any finding fails the suite.
+# A clang-16 build of the libFuzzer targets only (fuzz/, ASan + UBSan; the
+# replay-only command lines are not built), then each target for 8 s over a
+# copy of its seed corpus, one per core at a time; any finding fails the suite.
 phase "fuzzing"
 echo "== fuzzing"
 timeout 1800 "$SMDDP_ROOT/scripts/fuzz.sh" --seconds 8 --build-dir "$SMDDP_BUILD_DIR-fuzz"
