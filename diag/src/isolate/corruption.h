@@ -1,7 +1,8 @@
 // Silent data corruption among isolate's tests (NodeTest::corruption). A
 // wrong result is never noise, so each one ends in a verdict:
-//  - a node whose tests with two or more partners returned wrong results,
-//    not explained by a partner named before it, is named;
+//  - a node is named on two witnesses: partners of its wrong tests that
+//    returned right results elsewhere and have fewer wrong partners than
+//    it (a node named first explains its own tests);
 //  - a pair whose wrong result neither end reproduced with other partners,
 //    once both were re-tested (or the schedule ended), is named as a pair:
 //    the link or either node (a code of its own: escalate, not replace);
@@ -27,7 +28,7 @@ struct CorruptionFindings {
     std::string_view code;  // SMDDP-ISOLATE-CORRUPTION, or -UNPLACED for a pair or group
   };
   std::map<int, Named> named;  // by node
-  std::set<int> retest;              // ends of an unexplained wrong result, to pair with others
+  std::set<int> retest;        // ends of an unexplained wrong result, to pair with others
 };
 
 // `retests`: the clean tests with other partners each end of an unexplained
