@@ -240,7 +240,7 @@ def test_golden_bad_input():
         p = run_diag("golden", "learn", "-o", os.path.join(d, "no", "dir", "g.json"))
         if p.returncode != 64 or len(p.stderr.strip().splitlines()) != 1:
             fail(f"golden learn -o into a missing directory: exit {p.returncode}\n{p.stderr}")
-        for fault in ("nccl_version=", "nccl_version=2.18.1@"):
+        for fault in ("nccl_version=", "nccl_version=2.18.1@", "corrupt@", "corrupted"):
             p = run_diag("preflight", "--profile", "local", env={"SMDDP_DIAG_FAULT": fault})
             if p.returncode != 64 or "SMDDP_DIAG_FAULT" not in p.stderr:
                 fail(f"SMDDP_DIAG_FAULT={fault}: exit {p.returncode}\n{p.stderr}")
