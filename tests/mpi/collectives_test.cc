@@ -49,6 +49,11 @@ struct Options {
   // operator's arithmetic is the same at every count; the largest count is
   // there for chunking and pipelining, which every operator walks alike.
   std::set<std::string> largest_count_ops;
+  // --largest-count-dtypes int8,bfloat16,float32,float64: at the largest
+  // count, just these. Chunks and pipelines cut bytes, so one dtype of each
+  // element size walks every boundary; each dtype's arithmetic (vector
+  // bodies and tails) is checked at every smaller count.
+  std::set<std::string> largest_count_dtypes;
   std::set<std::string> expect_declined;    // --expect-declined coll/algo,...
 };
 
@@ -73,7 +78,7 @@ Options parse(int argc, char** argv) {
       std::sort(o.counts.begin(), o.counts.end());
     } else if (a == "--collectives" && i + 1 < argc) {
       o.only = split(argv[++i]);
-    } else if (a == "--dtypes" && i + 1 < argc) {
+    } else if ((a == "--dtypes" || a == "--largest-count-dtypes") && i + 1 < argc) {
       // Any name -d takes (f8e4m3, float, float32, ...), kept as the canonical one.
       for (const std::string& name : split(argv[++i])) {
         const auto dt = parse_dtype(name);
@@ -81,7 +86,7 @@ Options parse(int argc, char** argv) {
           std::fprintf(stderr, "mpi_collectives_test: unknown dtype '%s'\n", name.c_str());
           std::exit(64);
         }
-        o.dtypes.insert(std::string(to_string(*dt)));
+        (a == "--dtypes" ? o.dtypes : o.largest_count_dtypes).insert(std::string(to_string(*dt)));
       }
     } else if (a == "--ops" && i + 1 < argc) {
       o.ops = split(argv[++i]);
@@ -384,6 +389,10 @@ int main(int argc, char** argv) {
             if (!reduces && op != ops.front()) continue;
             if (reduces && count == opt.counts.back() && !opt.largest_count_ops.empty() &&
                 !opt.largest_count_ops.count(std::string(to_string(op)))) {
+              continue;
+            }
+            if (coll != Collective::Barrier && count == opt.counts.back() && !opt.largest_count_dtypes.empty() &&
+                !opt.largest_count_dtypes.count(std::string(to_string(dt)))) {
               continue;
             }
             const size_t c_count = coll == Collective::Barrier ? 0 : count;
