@@ -25,27 +25,26 @@ Faults Faults::from_env() {
   const std::string env = config::text("SMDDP_DIAG_FAULT");
   if (env.empty()) return f;
   for (const auto& item : split(env, ',')) {
+    // FAULT@HOST (corrupt, nccl_version=V) applies on HOST only, so every
+    // rank can carry the same setting.
+    const size_t at = item.find('@');
+    const std::string body = item.substr(0, at), host = at == std::string::npos ? "" : item.substr(at + 1);
+    const bool here = host.empty() || host == hostname();
+    if ((body == "corrupt" || body.starts_with("nccl_version=")) && at != std::string::npos && host.empty()) {
+      throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a host after '@'");
+    }
     if (item == "unreachable") {
       f.unreachable = true;
     } else if (item.starts_with("clock_offset_ms=")) {
       auto v = parse_double(item.substr(16));
       if (!v) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a number of milliseconds");
       f.clock_offset_ms = *v;
-    } else if (item == "corrupt" || item.starts_with("corrupt@")) {
-      const std::string host = item.size() > 7 ? item.substr(8) : "";
-      if (item.size() == 8) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a host after '@'");
-      if (host.empty() || host == hostname()) f.corrupt = true;
-    } else if (item.starts_with("nccl_version=")) {
-      // V@HOST applies on HOST only, so every rank can carry the same setting.
-      std::string v = item.substr(13);
-      std::string host;
-      if (const size_t at = v.find('@'); at != std::string::npos) {
-        host = v.substr(at + 1);
-        v.resize(at);
-        if (host.empty()) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a host after '@'");
-      }
+    } else if (body == "corrupt") {
+      f.corrupt = f.corrupt || here;
+    } else if (body.starts_with("nccl_version=")) {
+      const std::string v = body.substr(13);
       if (v.empty()) throw UsageError("SMDDP_DIAG_FAULT: '" + item + "' needs a version (nccl_version=2.18.1[@HOST])");
-      if (host.empty() || host == hostname()) f.nccl_version = v;
+      if (here) f.nccl_version = v;
     } else {
       throw UsageError("SMDDP_DIAG_FAULT: unknown fault '" + item + "' (known: unreachable, clock_offset_ms=N, nccl_version=V[@HOST], corrupt[@HOST])");
     }

@@ -21,6 +21,7 @@ using common::trim;
 
 // Sizes ("64MiB", "8M") are smddp::common::parse_size (docs/bench.md#sizes);
 // decimal numbers common::parse_number/parse_integer (smddp/common/numbers.h).
+
 // The whitespace-separated words of each line of a table file, '#' to the
 // end of a line a comment: (line number from 1, words) of every line with
 // words. isolate's --topology and --noise tables.
