@@ -6,7 +6,7 @@
 # MPI sees N separate nodes, so the engine's network transport carries all
 # inter-host traffic.
 #
-#   netns-cluster.sh up N [--rate R] [--delay D] [--loss P] [--no-pin]
+#   netns-cluster.sh up N [--rate R] [--burst BYTES] [--delay D] [--loss P] [--no-pin]
 #   netns-cluster.sh run [mpirun arguments...]     e.g. run -np 4 --npernode 2 smddp-bench ...
 #   netns-cluster.sh status
 #   netns-cluster.sh down
@@ -97,8 +97,11 @@ shape() {
       die "tc netem on $dev failed: $(cat "$STATE/tc.err")"
     fi
   elif [ -n "$RATE" ]; then
-    # Burst: 4 ms at the rate, at least 64 KiB (one GSO packet).
-    local burst=$(($(rate_bytes "$RATE") / 250))
+    # Burst: 4 ms at the rate, at least 64 KiB (one GSO packet), unless
+    # --burst names it. A link idle for the burst's time sends that much at
+    # once: --burst 65536 keeps a 1 Gbit/s link near a real one for
+    # transfers of a few hundred KiB (scripts/model-validate.sh).
+    local burst=${BURST:-$(($(rate_bytes "$RATE") / 250))}
     ((burst < 65536)) && burst=65536
     "$@" tc qdisc replace dev "$dev" root tbf rate "$RATE" burst "$burst" latency 50ms
   fi
@@ -120,11 +123,17 @@ cmd_up() {
   if ! [[ $n =~ ^[0-9]{1,3}$ ]] || ((10#$n < 1 || 10#$n > 250)); then usage; fi
   n=$((10#$n))
   shift
-  RATE="" DELAY="" LOSS="" PIN=1 HOSTS=$n
+  RATE="" BURST="" DELAY="" LOSS="" PIN=1 HOSTS=$n
   while [ $# -gt 0 ]; do
     case $1 in
       --no-pin) PIN=0; shift ;;
       --rate) RATE=${2:?--rate needs a value}; rate_bytes "$RATE" >/dev/null; shift 2 ;;
+      --burst)
+        BURST=${2:?--burst needs a value}
+        if ! [[ $BURST =~ ^[1-9][0-9]{4,8}$ ]] || ((BURST < 65536)); then
+          die "--burst $BURST: expected bytes, 65536 to 999999999"
+        fi
+        shift 2 ;;
       --delay) DELAY=${2:?--delay needs a value}; shift 2 ;;
       --loss) LOSS=${2:?--loss needs a value}; shift 2 ;;
       *) usage ;;

@@ -173,6 +173,20 @@ TEST(Schedule, ShardedAcrossThreeHosts) {
   EXPECT_EQ(s.steps[1].bytes, 2 * S / 3);
 }
 
+TEST(Schedule, UnevenShardsAreOneFlowNotTwo) {
+  // 4 MiB of floats over 3 hosts: shards one element apart, so a link
+  // carries a few bytes more than its rank sends. That is one flow; rounded
+  // up it was two, and the model predicted sharded 1.5x too slow.
+  const Schedule s = make1(Collective::AllReduce, "sharded", 3, 1, 4 << 20);
+  ASSERT_EQ(s.steps.size(), 2u);
+  for (const Step& st : s.steps) {
+    EXPECT_GE(st.flows, 1.0);
+    EXPECT_LT(st.flows, 1.001);
+  }
+  const Schedule hd = make1(Collective::AllReduce, "halving_doubling", 3, 1, 4 << 20);
+  for (const Step& st : hd.steps) EXPECT_LT(st.flows, 1.001) << st.phase;
+}
+
 TEST(Schedule, ShmDirectAllreduceChunks) {
   // 4 ranks, 3 MiB, 1 MiB slots: 3 chunks of two steps (sliced reduce).
   const Schedule s = make1(Collective::AllReduce, "shm_direct", 1, 4, 3 << 20);

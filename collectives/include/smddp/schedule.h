@@ -38,7 +38,9 @@ struct Step {
   // network link (out or in) in this step over `bytes` (network), or the
   // ranks of a host copying at once (shm). K ranks of a host all crossing
   // give K; a root receiving from n-1 remote ranks gives n-1 (incast).
-  int flows = 1;
+  // A ratio, not rounded up: shards one element apart (3 ranks) make a
+  // link carry a few bytes more than a rank sends, which is not 2 flows.
+  double flows = 1;
   std::string phase;       // "reduce_scatter ring", "cross allreduce halving_doubling", ...
 };
 

@@ -163,7 +163,7 @@ class Builder {
     st.messages = *std::max_element(msgs.begin(), msgs.end());
     if (network) {
       const uint64_t link = std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end()));
-      st.flows = static_cast<int>(std::max<uint64_t>(1, ceil_div(link, st.bytes)));
+      st.flows = st.bytes ? std::max(1.0, static_cast<double>(link) / static_cast<double>(st.bytes)) : 1.0;
     } else {
       st.flows = std::max(1, *std::max_element(copiers.begin(), copiers.end()));
     }
