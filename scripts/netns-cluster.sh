@@ -131,7 +131,7 @@ cmd_up() {
       --burst)
         BURST=${2:?--burst needs a value}
         if ! [[ $BURST =~ ^[1-9][0-9]{4,8}$ ]] || ((BURST < 65536)); then
-          die "--burst $BURST: expected bytes, 65536 to 999999999"
+          bad_setting "--burst '$BURST': expected bytes, 65536 to 999999999"
         fi
         shift 2 ;;
       --delay) DELAY=${2:?--delay needs a value}; shift 2 ;;

@@ -5,11 +5,15 @@
 #
 #   scripts/netns/regret.sh [--placements "2x1 2x2 4x1 4x2 8x1"] [--shapings "none 1gbit"]
 #                           [--collectives "allreduce allgather reducescatter broadcast alltoall"]
-#                           [-e MAX] [-n ITERS] [--rounds K] [--bench PATH] [--out DIR]
+#                           [-e MAX] [-n ITERS] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]
 #
 # For each shaping (none, or a tc rate such as 1gbit on every host's link)
 # and placement (HOSTSxRANKS on a namespace cluster, scripts/netns-cluster.sh)
-# and collective, from 8 B to MAX (16M), it runs these columns:
+# and collective, from 8 B to MAX (16M), it runs these columns (a shaped
+# link's bucket is --burst bytes, 131072 unless named: with netns-cluster's
+# own, 500 KB at 1 Gbit/s, a run's rows up to about 64 KiB pass at once
+# or at the rate depending on what the rows before them spent, a coin
+# toss per column; scripts/model-validate.sh says more):
 #   default           smddp-bench with no flags and no SMDDP_* setting
 #   algo-NAME         each smddp algorithm that can run across hosts, forced
 #   mpi               Open MPI's default decision (--backend mpi)
@@ -28,8 +32,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 placements="2x1 2x2 4x1 4x2 8x1" shapings="none 1gbit"
 collectives="allreduce allgather reducescatter broadcast alltoall"
-max=16M iters=10 rounds=2 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
-usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [--rounds K] [--bench PATH] [--out DIR]"
+max=16M iters=10 rounds=2 burst=131072 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
+usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]"
 while [ $# -gt 0 ]; do
   case $1 in
     --placements) placements=${2:?$usage}; shift 2 ;;
@@ -38,6 +42,7 @@ while [ $# -gt 0 ]; do
     -e) max=${2:?$usage}; shift 2 ;;
     -n) iters=${2:?$usage}; shift 2 ;;
     --rounds) rounds=${2:?$usage}; shift 2 ;;
+    --burst) burst=${2:?$usage}; shift 2 ;;
     --bench) bench=${2:?$usage}; shift 2 ;;
     --out) out=${2:?$usage}; shift 2 ;;
     *) echo "regret.sh: unknown argument $1; $usage" >&2; exit 64 ;;
@@ -51,6 +56,10 @@ for s in $shapings; do
 done
 [[ $rounds =~ ^[1-9][0-9]{0,2}$ ]] || { echo "regret.sh: --rounds $rounds: expected 1-999" >&2; exit 64; }
 [[ $iters =~ ^[1-9][0-9]{0,5}$ ]] || { echo "regret.sh: -n $iters: expected 1-999999" >&2; exit 64; }
+if ! [[ $burst =~ ^[1-9][0-9]{4,8}$ ]] || ((burst < 65536)); then
+  echo "regret.sh: --burst $burst: expected bytes, 65536 to 999999999" >&2
+  exit 64
+fi
 [ -x "$bench" ] || { echo "regret.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
 [ -n "$out" ] || out=$(mktemp -d /tmp/smddp-regret.XXXXXX)
 mkdir -p "$out"
@@ -90,7 +99,7 @@ for shaping in $shapings; do
   hosts_list=$(for p in $placements; do echo "${p%x*}"; done | sort -un)
   for hosts in $hosts_list; do
     shape=()
-    [ "$shaping" = none ] || shape=(--rate "$shaping")
+    [ "$shaping" = none ] || shape=(--rate "$shaping" --burst "$burst")
     "$cluster" down >/dev/null 2>&1 || true
     "$cluster" up "$hosts" "${shape[@]}" >&2
     for p in $placements; do
@@ -123,5 +132,5 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$HERE/regret_table.py" --dir "$out" --load "$load_before -> $load_after" --cpus "$(nproc)" \
-  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters --rounds $rounds"
+  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters --rounds $rounds --burst $burst"
 echo "regret.sh: raw results in $out" >&2

@@ -413,6 +413,9 @@ def test_netns_bad_settings():
              ({"SMDDP_NETNS_NET": "256"}, ["up", "2"], "SMDDP_NETNS_NET"),
              ({"SMDDP_NETNS_NAME": "Bad Name"}, ["status"], "SMDDP_NETNS_NAME"),
              ({}, ["up", "2", "--rate", "99999999999999999999gbit"], "--rate"),
+             ({}, ["up", "2", "--rate", "1gbit", "--burst", "4096"], "--burst"),
+             ({}, ["up", "2", "--rate", "1gbit", "--burst", "99999999999999999999"], "--burst"),
+             ({}, ["up", "2", "--rate", "1gbit", "--burst", "0x10000"], "--burst"),
              ({}, ["up", "99999999999999999999"], "netns-cluster.sh up N")]
     for env, args, needle in cases:
         r = subprocess.run(["bash", script, *args], env=clean_env(PATH=os.environ["PATH"], **env),
