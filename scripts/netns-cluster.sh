@@ -99,8 +99,8 @@ shape() {
   elif [ -n "$RATE" ]; then
     # Burst: 4 ms at the rate, at least 64 KiB (one GSO packet), unless
     # --burst names it. A link idle for the burst's time sends that much at
-    # once: --burst 65536 keeps a 1 Gbit/s link near a real one for
-    # transfers of a few hundred KiB (scripts/model-validate.sh).
+    # once; 131072 keeps a 1 Gbit/s link near a real one and still holds
+    # its rate, 65536 no longer does (scripts/model-validate.sh).
     local burst=${BURST:-$(($(rate_bytes "$RATE") / 250))}
     ((burst < 65536)) && burst=65536
     "$@" tc qdisc replace dev "$dev" root tbf rate "$RATE" burst "$burst" latency 50ms
