@@ -378,6 +378,11 @@ int main(int argc, char** argv) {
       if (opt.ops.empty() || opt.ops.count(std::string(to_string(op)))) ops.push_back(op);
     }
     for (size_t count : opt.counts) {
+      // At the largest count, only the operators and dtypes that
+      // --largest-count-ops/--largest-count-dtypes keep (all when unset).
+      auto left_out_at_largest = [&](const std::set<std::string>& keep, std::string_view name) {
+        return count == opt.counts.back() && !keep.empty() && !keep.count(std::string(name));
+      };
       for (DataType dt : dtypes) {
         for (ReduceOp op : ops) {
           for (Collective coll : all_collectives()) {
@@ -387,14 +392,8 @@ int main(int argc, char** argv) {
               continue;
             }
             if (!reduces && op != ops.front()) continue;
-            if (reduces && count == opt.counts.back() && !opt.largest_count_ops.empty() &&
-                !opt.largest_count_ops.count(std::string(to_string(op)))) {
-              continue;
-            }
-            if (coll != Collective::Barrier && count == opt.counts.back() && !opt.largest_count_dtypes.empty() &&
-                !opt.largest_count_dtypes.count(std::string(to_string(dt)))) {
-              continue;
-            }
+            if (reduces && left_out_at_largest(opt.largest_count_ops, to_string(op))) continue;
+            if (coll != Collective::Barrier && left_out_at_largest(opt.largest_count_dtypes, to_string(dt))) continue;
             const size_t c_count = coll == Collective::Barrier ? 0 : count;
             const DataType c_dtype = coll == Collective::Barrier ? DataType::Uint8 : dt;
             const ReduceOp c_op = reduces ? op : ReduceOp::Sum;
