@@ -266,7 +266,8 @@ def link_down(name, net, transport):
             p.kill()
             fail("mpirun did not finish within 60 s of the link coming back")
         messages = rank_stderr(d)
-        timeouts = re.findall(rf"smddp-bench: rank (\d) on ({name}-h\d): allreduce timed out after 8 s "
+        # The cut may fall in the barrier between two timed calls: either names the peer.
+        timeouts = re.findall(rf"smddp-bench: rank (\d) on ({name}-h\d): (?:allreduce|barrier) timed out after 8 s "
                               rf"(sending to|receiving from|waiting in shared memory for) rank \d on ({name}-h\d)",
                               messages)
         if p.returncode != 3:
