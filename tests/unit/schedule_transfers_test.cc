@@ -32,8 +32,10 @@
 #include "smddp/schedule.h"
 #include "smddp/traits.h"
 #include "transports/shm_segment.h"
+#include "thread_ranks.h"
 
 using namespace smddp;
+using namespace smddp::test;
 
 namespace {
 
@@ -148,59 +150,6 @@ class RecordingTransport final : public Transport {
   std::vector<Sent>& log_;
   std::deque<Request*> pending_;
 };
-
-// The bootstrap of ranks that are threads: just enough for the node's shm
-// segment (allgather, barrier).
-class ThreadBootstrap final : public Bootstrap {
- public:
-  struct Shared {
-    explicit Shared(int n) : sync(n), size(n) {}
-    std::barrier<> sync;
-    int size;
-    std::vector<char> buffer;
-  };
-  ThreadBootstrap(Shared& s, int rank) : s_(s), rank_(rank) {}
-  int rank() const override { return rank_; }
-  int size() const override { return s_.size; }
-  void allgather(const void* in, void* out, size_t bytes) override {
-    s_.sync.arrive_and_wait();
-    if (rank_ == 0) s_.buffer.resize(bytes * s_.size);
-    s_.sync.arrive_and_wait();
-    std::memcpy(s_.buffer.data() + bytes * rank_, in, bytes);
-    s_.sync.arrive_and_wait();
-    std::memcpy(out, s_.buffer.data(), bytes * s_.size);
-    s_.sync.arrive_and_wait();
-  }
-  void barrier() override { s_.sync.arrive_and_wait(); }
-  int shared_memory_key() override { return 0; }
-  std::unique_ptr<Transport> make_network_transport() override { throw Error("not in this test"); }
-
- private:
-  Shared& s_;
-  int rank_;
-};
-
-struct Layout {
-  int hosts, per_host;
-};
-
-Topology topology(Layout p, int rank) {
-  Topology t;
-  t.rank = rank;
-  t.size = p.hosts * p.per_host;
-  t.node = rank / p.per_host;
-  t.num_nodes = p.hosts;
-  t.local_rank = rank % p.per_host;
-  t.local_size = p.per_host;
-  t.node_ranks.assign(p.hosts, {});
-  for (int r = 0; r < t.size; ++r) {
-    t.hosts.push_back("host" + std::to_string(r / p.per_host));
-    t.pids.push_back(getpid());
-    t.node_of.push_back(r / p.per_host);
-    t.node_ranks[r / p.per_host].push_back(r);
-  }
-  return t;
-}
 
 Group group(GroupKind kind, std::vector<int> ranks, int world_rank) {
   Group g{kind, std::move(ranks), 0};

@@ -76,6 +76,8 @@ class ShmSegment {
 
  private:
   ShmSegment(void* base, size_t bytes, const ShmGeometry& g);
+  // Maps the cells of local rank `me`'s channels (to and from each peer).
+  void map_channels_of(int me);
   void* base_ = nullptr;
   size_t bytes_ = 0;
   ShmGeometry geometry_;
