@@ -5,7 +5,7 @@
 #
 #   scripts/netns/regret.sh [--placements "2x1 2x2 4x1 4x2 8x1"] [--shapings "none 1gbit"]
 #                           [--collectives "allreduce allgather reducescatter broadcast alltoall"]
-#                           [-e MAX] [-n ITERS] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]
+#                           [-e MAX] [-n ITERS] [-w WARMUP] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]
 #
 # For each shaping (none, or a tc rate such as 1gbit on every host's link)
 # and placement (HOSTSxRANKS on a namespace cluster, scripts/netns-cluster.sh)
@@ -26,14 +26,19 @@
 # with scripts/netns/regret_table.py: per size the default's p50, the best
 # forced algorithm and Open MPI's best, regret (default over best forced)
 # and the ratio against Open MPI's best. Raw JSON stays in DIR.
+#
+# Each row has -w WARMUP untimed calls first, 16 unless named: a node's
+# shared-memory channel reuses a cell only every 16 messages, and the first
+# pass over its cells at a new size runs from cold cache (2-4x slower on
+# this VM), so fewer would time some algorithms cold and others warm.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 placements="2x1 2x2 4x1 4x2 8x1" shapings="none 1gbit"
 collectives="allreduce allgather reducescatter broadcast alltoall"
-max=16M iters=10 rounds=2 burst=131072 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
-usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]"
+max=16M iters=10 warmup=16 rounds=2 burst=131072 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
+usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [-w WARMUP] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]"
 while [ $# -gt 0 ]; do
   case $1 in
     --placements) placements=${2:?$usage}; shift 2 ;;
@@ -41,6 +46,7 @@ while [ $# -gt 0 ]; do
     --collectives) collectives=${2:?$usage}; shift 2 ;;
     -e) max=${2:?$usage}; shift 2 ;;
     -n) iters=${2:?$usage}; shift 2 ;;
+    -w) warmup=${2:?$usage}; shift 2 ;;
     --rounds) rounds=${2:?$usage}; shift 2 ;;
     --burst) burst=${2:?$usage}; shift 2 ;;
     --bench) bench=${2:?$usage}; shift 2 ;;
@@ -56,6 +62,7 @@ for s in $shapings; do
 done
 [[ $rounds =~ ^[1-9][0-9]{0,2}$ ]] || { echo "regret.sh: --rounds $rounds: expected 1-999" >&2; exit 64; }
 [[ $iters =~ ^[1-9][0-9]{0,5}$ ]] || { echo "regret.sh: -n $iters: expected 1-999999" >&2; exit 64; }
+[[ $warmup =~ ^(0|[1-9][0-9]{0,3})$ ]] || { echo "regret.sh: -w $warmup: expected 0-9999" >&2; exit 64; }
 if ! [[ $burst =~ ^[1-9][0-9]{4,8}$ ]] || ((burst < 65536)); then
   echo "regret.sh: --burst $burst: expected bytes, 65536 to 999999999" >&2
   exit 64
@@ -109,7 +116,7 @@ for shaping in $shapings; do
       for coll in $collectives; do
         dir=$out/$shaping/$p/$coll
         mkdir -p "$dir"
-        common=("$coll" -b 8 -e "$max" -f 2 -n "$iters" -w 2 --out-of-place --per-iteration -q -T 600)
+        common=("$coll" -b 8 -e "$max" -f 2 -n "$iters" -w "$warmup" --out-of-place --per-iteration -q -T 600)
         columns=("default")
         for a in $(algorithms_of "$coll"); do columns+=("algo-$a --algorithm $a"); done
         columns+=("mpi --backend mpi")
@@ -132,5 +139,5 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$HERE/regret_table.py" --dir "$out" --load "$load_before -> $load_after" --cpus "$(nproc)" \
-  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters --rounds $rounds --burst $burst"
+  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters -w $warmup --rounds $rounds --burst $burst"
 echo "regret.sh: raw results in $out" >&2

@@ -405,7 +405,7 @@ def test_slurm_prolog():
 
 
 def test_netns_bad_settings():
-    """netns-cluster.sh: settings that are not what it documents are one line and 64, before anything is made
+    """netns-cluster.sh and regret.sh: settings that are not what they document are one line and 64, before anything is made
     (a 20-digit number would wrap in bash arithmetic, 08 would be read as octal)."""
     script = os.path.join(ARGS.root, "scripts/netns-cluster.sh")
     cases = [({"SMDDP_NETNS_NET": "99999999999999999999"}, ["status"], "SMDDP_NETNS_NET"),
@@ -422,6 +422,15 @@ def test_netns_bad_settings():
                            capture_output=True, text=True, timeout=30)
         if r.returncode != 64 or needle not in r.stderr:
             fail(f"{env} {args}: exit {r.returncode} {r.stderr!r}; expected 64 naming {needle}")
+    # regret.sh checks its own settings before it brings up a cluster.
+    regret = os.path.join(ARGS.root, "scripts/netns/regret.sh")
+    for args, needle in [(["-w", "x"], "-w"), (["-w", "99999999999999999999"], "-w"), (["-w", "08"], "-w"),
+                         (["-n", "0"], "-n"), (["--burst", "4096"], "--burst"), (["--placements", "2y1"], "placement")]:
+        r = subprocess.run(["bash", regret, *args], env=clean_env(PATH=os.environ["PATH"]),
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode != 64 or needle not in r.stderr:
+            fail(f"regret.sh {args}: exit {r.returncode} {r.stderr!r}; expected 64 naming {needle}")
+        cases.append(({}, args, needle))
     print(f"{len(cases)} bad settings refused with 64")
 
 
