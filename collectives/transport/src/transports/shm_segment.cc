@@ -169,9 +169,9 @@ std::unique_ptr<ShmSegment> ShmSegment::create_for_node(Bootstrap& bootstrap, co
 
 // A channel reuses a cell only every `cells` messages, so pages left to
 // their first touch make 16 messages in a row slow at each larger message
-// size of a sweep: measured on 2 ranks of one host (a VM), the first 15
-// recursive-doubling calls at every size took 45 us, the rest 2. Set up
-// here, they took 11-17 us: what is left is the cache, as on any host.
+// size of a sweep: measured on 2 ranks of one host (a VM) at 8 KiB, the
+// first 15 recursive-doubling calls took 45 us, the rest 2. Set up here,
+// the first 15 took 13-17 us: what is left is cold cache, as on any host.
 // Only this rank's channels: 2(n-1) of the node's n*n.
 void ShmSegment::map_channels_of(int me) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
