@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,8 +48,15 @@ TEST(ShmSegment, EachRankMapsItsOwnChannelsAtSetup) {
   auto rank_main = [&](int rank) {
     ThreadBootstrap bootstrap(shared, rank);
     const Topology topo = topology({1, n}, rank);
-    std::unique_ptr<ShmSegment> seg = ShmSegment::create_for_node(bootstrap, topo);
     std::string& failed = failures[rank];
+    std::unique_ptr<ShmSegment> seg;
+    try {
+      seg = ShmSegment::create_for_node(bootstrap, topo);
+    } catch (const std::exception& e) {
+      failed = e.what();
+      shared.sync.arrive_and_drop();  // the others' barriers go on without this rank
+      return;
+    }
     if (!seg) {
       failed = "no segment";
     } else {
