@@ -18,19 +18,29 @@ using namespace smddp::test;
 
 namespace {
 
-// Whether this process's page table maps the page of `p`: the present bit
-// (63) of its /proc/self/pagemap entry. -1: pagemap cannot be read.
-int page_present(const void* p) {
-  static const long page = sysconf(_SC_PAGESIZE);
-  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  uint64_t entry = 0;
-  const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(p) / static_cast<uintptr_t>(page) * sizeof entry);
-  const ssize_t got = pread(fd, &entry, sizeof entry, at);
-  close(fd);
-  if (got != static_cast<ssize_t>(sizeof entry)) return -1;
-  return static_cast<int>(entry >> 63);
-}
+// This process's page table, from /proc/self/pagemap (opened once).
+class PageTable {
+ public:
+  PageTable() : fd_(open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) {}
+  ~PageTable() {
+    if (fd_ >= 0) close(fd_);
+  }
+  PageTable(const PageTable&) = delete;
+  PageTable& operator=(const PageTable&) = delete;
+
+  // Whether the page of `p` is mapped: the present bit (63) of its entry.
+  // -1: pagemap cannot be read.
+  int present(const void* p) const {
+    static const long page = sysconf(_SC_PAGESIZE);
+    uint64_t entry = 0;
+    const off_t at = static_cast<off_t>(reinterpret_cast<uintptr_t>(p) / static_cast<uintptr_t>(page) * sizeof entry);
+    if (fd_ < 0 || pread(fd_, &entry, sizeof entry, at) != static_cast<ssize_t>(sizeof entry)) return -1;
+    return static_cast<int>(entry >> 63);
+  }
+
+ private:
+  int fd_;
+};
 
 }  // namespace
 
@@ -39,8 +49,9 @@ int page_present(const void* p) {
 // rank maps its own channels, both ways, when the segment is set up, and
 // not the other pairs' (O(n) of the n*n).
 TEST(ShmSegment, EachRankMapsItsOwnChannelsAtSetup) {
+  const PageTable table;
   const int probe = 0;
-  if (page_present(&probe) < 0) GTEST_SKIP() << "/proc/self/pagemap cannot be read here";
+  if (table.present(&probe) < 0) GTEST_SKIP() << "/proc/self/pagemap cannot be read here";
   constexpr int n = 3;
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   ThreadBootstrap::Shared shared(n);
@@ -64,7 +75,7 @@ TEST(ShmSegment, EachRankMapsItsOwnChannelsAtSetup) {
       const size_t span = seg->geometry().cells * stride;
       auto unmapped = [&](int from, int to) {
         size_t pages = 0;
-        for (size_t off = 0; off < span; off += page) pages += page_present(seg->cell(from, to, 0) + off) == 0;
+        for (size_t off = 0; off < span; off += page) pages += table.present(seg->cell(from, to, 0) + off) == 0;
         return pages;
       };
       for (int peer = 0; peer < n; ++peer) {
@@ -79,7 +90,7 @@ TEST(ShmSegment, EachRankMapsItsOwnChannelsAtSetup) {
       // The pair of the two others: the middle of its cells, beyond any
       // fault-around of this rank's own.
       const int a = (rank + 1) % n, b = (rank + 2) % n;
-      if (page_present(seg->cell(a, b, 0) + span / 2) != 0) {
+      if (table.present(seg->cell(a, b, 0) + span / 2) != 0) {
         failed += "channel " + std::to_string(a) + "->" + std::to_string(b) + " (not this rank's) mapped";
       }
     }

@@ -407,30 +407,28 @@ def test_slurm_prolog():
 def test_netns_bad_settings():
     """netns-cluster.sh and regret.sh: settings that are not what they document are one line and 64, before anything is made
     (a 20-digit number would wrap in bash arithmetic, 08 would be read as octal)."""
-    script = os.path.join(ARGS.root, "scripts/netns-cluster.sh")
-    cases = [({"SMDDP_NETNS_NET": "99999999999999999999"}, ["status"], "SMDDP_NETNS_NET"),
-             ({"SMDDP_NETNS_NET": "08x"}, ["down"], "SMDDP_NETNS_NET"),
-             ({"SMDDP_NETNS_NET": "256"}, ["up", "2"], "SMDDP_NETNS_NET"),
-             ({"SMDDP_NETNS_NAME": "Bad Name"}, ["status"], "SMDDP_NETNS_NAME"),
-             ({}, ["up", "2", "--rate", "99999999999999999999gbit"], "--rate"),
-             ({}, ["up", "2", "--rate", "1gbit", "--burst", "4096"], "--burst"),
-             ({}, ["up", "2", "--rate", "1gbit", "--burst", "99999999999999999999"], "--burst"),
-             ({}, ["up", "2", "--rate", "1gbit", "--burst", "0x10000"], "--burst"),
-             ({}, ["up", "99999999999999999999"], "netns-cluster.sh up N")]
-    for env, args, needle in cases:
-        r = subprocess.run(["bash", script, *args], env=clean_env(PATH=os.environ["PATH"], **env),
-                           capture_output=True, text=True, timeout=30)
+    cluster, regret = "scripts/netns-cluster.sh", "scripts/netns/regret.sh"
+    cases = [(cluster, {"SMDDP_NETNS_NET": "99999999999999999999"}, ["status"], "SMDDP_NETNS_NET"),
+             (cluster, {"SMDDP_NETNS_NET": "08x"}, ["down"], "SMDDP_NETNS_NET"),
+             (cluster, {"SMDDP_NETNS_NET": "256"}, ["up", "2"], "SMDDP_NETNS_NET"),
+             (cluster, {"SMDDP_NETNS_NAME": "Bad Name"}, ["status"], "SMDDP_NETNS_NAME"),
+             (cluster, {}, ["up", "2", "--rate", "99999999999999999999gbit"], "--rate"),
+             (cluster, {}, ["up", "2", "--rate", "1gbit", "--burst", "4096"], "--burst"),
+             (cluster, {}, ["up", "2", "--rate", "1gbit", "--burst", "99999999999999999999"], "--burst"),
+             (cluster, {}, ["up", "2", "--rate", "1gbit", "--burst", "0x10000"], "--burst"),
+             (cluster, {}, ["up", "99999999999999999999"], "netns-cluster.sh up N"),
+             # regret.sh checks its own settings before it brings up a cluster.
+             (regret, {}, ["-w", "x"], "-w"),
+             (regret, {}, ["-w", "99999999999999999999"], "-w"),
+             (regret, {}, ["-w", "08"], "-w"),
+             (regret, {}, ["-n", "0"], "-n"),
+             (regret, {}, ["--burst", "4096"], "--burst"),
+             (regret, {}, ["--placements", "2y1"], "placement")]
+    for script, env, args, needle in cases:
+        r = subprocess.run(["bash", os.path.join(ARGS.root, script), *args],
+                           env=clean_env(PATH=os.environ["PATH"], **env), capture_output=True, text=True, timeout=30)
         if r.returncode != 64 or needle not in r.stderr:
-            fail(f"{env} {args}: exit {r.returncode} {r.stderr!r}; expected 64 naming {needle}")
-    # regret.sh checks its own settings before it brings up a cluster.
-    regret = os.path.join(ARGS.root, "scripts/netns/regret.sh")
-    for args, needle in [(["-w", "x"], "-w"), (["-w", "99999999999999999999"], "-w"), (["-w", "08"], "-w"),
-                         (["-n", "0"], "-n"), (["--burst", "4096"], "--burst"), (["--placements", "2y1"], "placement")]:
-        r = subprocess.run(["bash", regret, *args], env=clean_env(PATH=os.environ["PATH"]),
-                           capture_output=True, text=True, timeout=30)
-        if r.returncode != 64 or needle not in r.stderr:
-            fail(f"regret.sh {args}: exit {r.returncode} {r.stderr!r}; expected 64 naming {needle}")
-        cases.append(({}, args, needle))
+            fail(f"{script} {env} {args}: exit {r.returncode} {r.stderr!r}; expected 64 naming {needle}")
     print(f"{len(cases)} bad settings refused with 64")
 
 
