@@ -122,6 +122,10 @@ mutation reducescatter_shm_direct_skip_peer "$A/reduce_scatter/shm_direct.cc" mp
 # broadcast
 mutation broadcast_tree_forwards_send_buffer "$A/broadcast/tree.cc" mpi_collectives_np4 broadcast \
   's/ctx\.send\(g, child, call\.recv, bytes\)/ctx.send(g, child, call.send, bytes)/'
+mutation broadcast_chain_forwards_send_buffer "$A/broadcast/chain.cc" mpi_collectives_np4 broadcast \
+  's/const void\* from = prev < 0 \? call\.send : call\.recv;/const void* from = call.send;/'
+mutation broadcast_chain_chunk_in_wrong_slot "$A/broadcast/chain.cc" mpi_collectives_np4_vnodes2_pipeline broadcast \
+  's/prev, at\(call\.recv, offset\(i\)\), bytes_of\(i\)\);/prev, at(call.recv, offset(i - 1)), bytes_of(i));/'
 mutation broadcast_shm_direct_short_count "$A/broadcast/shm_direct.cc" mpi_collectives_np4 broadcast \
   's/copy_out\(at\(call\.recv, off \* es\), s\.stage\(root\), c \* es,/copy_out(at(call.recv, off * es), s.stage(root), (c - 1) * es,/'
 mutation broadcast_cma_short_count "$A/broadcast/cma.cc" mpi_collectives_np4 broadcast \

@@ -112,6 +112,44 @@ TEST(Patterns, BinomialTreeIsConsistent) {
   EXPECT_EQ(t.children, (std::vector<int>{4, 2, 1}));
 }
 
+// The chain starts at the root, holds every rank once and crosses each
+// node boundary once, whatever the placement of the ranks on nodes.
+TEST(Patterns, ChainOrderCrossesEachNodeOnce) {
+  const std::vector<std::vector<int>> placements = {
+      {}, {0, 0, 1, 1}, {0, 1, 0, 1, 0, 1}, {3, 3, 3, 1, 1, 2, 2}, {5}, {0, 0, 0}};
+  for (const auto& node_of : placements) {
+    const int n = node_of.empty() ? 5 : static_cast<int>(node_of.size());
+    for (int root : {0, n - 1, n / 2}) {
+      const auto order = chain_order(root, node_of, n);
+      ASSERT_EQ(static_cast<int>(order.size()), n);
+      EXPECT_EQ(order[0], root);
+      EXPECT_EQ(std::set<int>(order.begin(), order.end()).size(), static_cast<size_t>(n));
+      if (node_of.empty()) continue;
+      std::set<int> nodes{node_of[order[0]]};
+      int crossings = 0;
+      for (int p = 1; p < n; ++p) {
+        if (node_of[order[p]] == node_of[order[p - 1]]) continue;
+        ++crossings;
+        EXPECT_TRUE(nodes.insert(node_of[order[p]]).second) << "node " << node_of[order[p]] << " entered twice";
+      }
+      EXPECT_EQ(crossings, static_cast<int>(std::set<int>(node_of.begin(), node_of.end()).size()) - 1);
+    }
+  }
+  EXPECT_EQ(chain_order(2, {0, 1, 0, 1}, 4), (std::vector<int>{2, 0, 1, 3}));
+}
+
+// At least kChainMinChunkBytes a chunk, and at most kChainChunksPerHop
+// chunks per hop above that.
+TEST(Patterns, ChainChunk) {
+  EXPECT_EQ(chain_chunk(0, 4, 4), kChainMinChunkBytes / 4);
+  EXPECT_EQ(chain_chunk(10, 4, 1), kChainMinChunkBytes / 4);
+  EXPECT_EQ(chain_chunk(10, 3, 2), (kChainMinChunkBytes + 2) / 3);
+  const size_t big = size_t{16} << 20;
+  EXPECT_EQ(chain_chunk(big, 1, 5), big / (kChainChunksPerHop * 4));
+  EXPECT_EQ(chain_chunk(big + 1, 1, 5), big / (kChainChunksPerHop * 4) + 1);
+  EXPECT_EQ(chain_chunk(big, 8, 1000), kChainMinChunkBytes / 8);
+}
+
 TEST(Patterns, PairwiseVisitsEveryPeerOnce) {
   for (int n : {2, 3, 4, 7}) {
     for (int me = 0; me < n; ++me) {

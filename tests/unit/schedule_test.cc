@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "smddp/error.h"
 
 namespace smddp::schedule {
@@ -131,6 +133,35 @@ TEST(Schedule, TreeAllreduceIsTwoLogNLevels) {
   for (const Step& st : s.steps) EXPECT_EQ(st.bytes, 1024u);
   EXPECT_EQ(s.steps[0].reduced, 1024u);
   EXPECT_EQ(s.steps[5].reduced, 0u);
+}
+
+TEST(Schedule, ChainBroadcastCarriesTheVectorOnceOverEachHop) {
+  // 4 hosts x 2 ranks, 16 MiB: chunks of S / (8 * 7), one chunk step per
+  // chunk plus n-2 steps of fill; the 7 hops (3 between hosts) each carry S.
+  const uint64_t S = 16 << 20;
+  std::vector<Transfer> plan;
+  const Schedule s = make(Collective::Broadcast, "chain", Topology{4, 2}, S, kFloat, {}, &plan);
+  const uint64_t chunk = (S / kFloat + 55) / 56 * kFloat;
+  const uint64_t chunks = (S + chunk - 1) / chunk;
+  ASSERT_EQ(s.steps.size(), chunks + 6);
+  std::map<std::pair<int, int>, uint64_t> per_hop;
+  for (const Transfer& t : plan) per_hop[{t.src, t.dst}] += t.bytes;
+  ASSERT_EQ(per_hop.size(), 7u);
+  for (const auto& [hop, bytes] : per_hop) {
+    EXPECT_EQ(hop.second, hop.first + 1);
+    EXPECT_EQ(bytes, S);
+  }
+  int network = 0;
+  for (const Step& st : s.steps) {
+    network += st.tier == Tier::Network;
+    EXPECT_LE(st.bytes, chunk);
+    EXPECT_LE(st.flows, 1.0);  // a host's link carries one chunk each way
+  }
+  // A chunk crosses hosts in every step but the first and the last, where
+  // only the first node's and the last node's own hop runs.
+  EXPECT_EQ(network, static_cast<int>(chunks + 4));
+  // Up to 64 KiB a single chunk: the chain is n-1 steps of the whole vector.
+  EXPECT_EQ(make1(Collective::Broadcast, "chain", 4, 1, 64 << 10).steps.size(), 3u);
 }
 
 TEST(Schedule, HierarchicalIsNodeThenCrossThenNode) {

@@ -125,6 +125,28 @@ TEST(ModelTable, BandwidthBoundLinksTakeTheFewestBytesAtEverySize) {
   EXPECT_EQ(cross.back().candidates.back(), "tree");
 }
 
+// 4 hosts x 1 rank, broadcast of S bytes: the binomial tree is 2 steps of
+// S; the chain is C + 2 steps of one chunk, C = S / 64 KiB (at least 1)
+// up to 24 chunks (8 per hop), then chunks of S / 24: about 26 alpha +
+// 26/24 S beta. The tree wins while 24 alpha > (2 - 26/24) S beta, to
+// S = 2618182 bytes with these figures, the chain from there to any size.
+TEST(ModelTable, BroadcastChainTakesOverWhereTheTreesBytesCostMoreThanTheChainsSteps) {
+  const double alpha = 100, beta = 0.001;
+  const auto r = model_table::rank(network_model(alpha, beta), job(4, 1), {}, default_rules());
+  const auto world = rows(r, Collective::Broadcast, GroupKind::World);
+  ASSERT_EQ(world.size(), 2u);
+  EXPECT_EQ(world[0].candidates.front(), "tree");
+  EXPECT_EQ(world[0].max_bytes, size_t{2} << 20);  // the last grid size below 2618182
+  EXPECT_EQ(world[1].candidates.front(), "chain");
+  EXPECT_EQ(world[1].max_bytes, kAny);
+  ASSERT_EQ(world[0].predicted_us.size(), 2u);
+  const double S = 2 << 20;
+  EXPECT_DOUBLE_EQ(world[0].predicted_us[0], 2 * (alpha + S * beta));
+  // 24 chunks of 21846 elements, the last 21830: 26 steps, the last one
+  // carrying only the last chunk (each other step has a whole one).
+  EXPECT_DOUBLE_EQ(world[0].predicted_us[1], 26 * alpha + beta * (25 * 87384.0 + 87320.0));
+}
+
 TEST(ModelTable, EveryCollectiveHasContiguousWorldRowsToAnySize) {
   const auto r = model_table::rank(model_table::builtin("socket"), job(2, 2), {}, default_rules());
   for (Collective c : all_collectives()) {

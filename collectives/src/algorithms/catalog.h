@@ -33,6 +33,7 @@ SMDDP_ALGORITHM(reduce_scatter_ring);
 
 SMDDP_ALGORITHM(broadcast_shm_direct);
 SMDDP_ALGORITHM(broadcast_tree);
+SMDDP_ALGORITHM(broadcast_chain);
 SMDDP_ALGORITHM(broadcast_cma);
 
 SMDDP_ALGORITHM(reduce_shm_direct);

@@ -108,6 +108,8 @@ std::vector<Algorithm> host_rows() {
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, broadcast_shm_direct},
       {{C::Broadcast, "tree", "binomial tree from the root", "none", kHost, kNoCuda}, accepts_any,
        broadcast_tree},
+      {{C::Broadcast, "chain", "the vector in chunks down a chain of the ranks, node by node, each rank forwarding chunk i while it receives chunk i+1 (pipelined, bandwidth-optimal)",
+        "none", kHost, kNoCuda}, accepts_any, broadcast_chain},
       {{C::Broadcast, "cma", "every rank reads the root's buffer straight from its memory (process_vm_readv, one copy)",
         "all ranks on one node, cross-memory attach allowed", kHost, kNoCuda}, accepts_cma, broadcast_cma},
       {{C::Reduce, "shm_direct", "each rank reduces its slice in shared memory, the root collects",

@@ -1,6 +1,7 @@
 #include "patterns/patterns.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 namespace smddp::patterns {
@@ -66,6 +67,22 @@ BinomialTree binomial_tree(int me, int root, int n) {
     if (vr + mask < n) t.children.push_back(mod(vr + mask + root, n));
   }
   return t;
+}
+
+std::vector<int> chain_order(int root, const std::vector<int>& node_of, int n) {
+  auto node = [&](int i) { return node_of.empty() ? i : node_of[i]; };
+  // Key: (not on the root's node, node id, not the root, index).
+  auto key = [&](int i) { return std::make_tuple(node(i) != node(root), node(i), i != root, i); };
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
+  return order;
+}
+
+size_t chain_chunk(size_t count, size_t esize, int n) {
+  const size_t floor = (kChainMinChunkBytes + esize - 1) / esize;
+  const size_t per_hop = kChainChunksPerHop * static_cast<size_t>(std::max(n - 1, 1));
+  return std::max<size_t>({floor, (count + per_hop - 1) / per_hop, 1});
 }
 
 int pairwise_send_peer(int me, int step, int n) { return mod(me + step, n); }

@@ -68,6 +68,21 @@ struct BinomialTree {
 };
 BinomialTree binomial_tree(int me, int root, int n);
 
+// Pipelined chain (broadcast/chain.cc): the group's indices in the order
+// the data flows, the root first, then its node-mates, then each other
+// node's ranks together (node ids ascending), so the chain crosses each
+// node boundary once. `node_of`: node id by index (empty: all apart).
+std::vector<int> chain_order(int root, const std::vector<int>& node_of, int n);
+
+// The chain's chunk in elements (>= 1): at least kChainMinChunkBytes, so a
+// message's fixed cost stays small against its bytes, and otherwise small
+// enough for kChainChunksPerHop chunks per hop, so the fill (n-2 chunks
+// before the last rank gets its first) is at most 1/kChainChunksPerHop of
+// the time.
+inline constexpr size_t kChainMinChunkBytes = size_t{64} << 10;
+inline constexpr size_t kChainChunksPerHop = 8;
+size_t chain_chunk(size_t count, size_t esize, int n);
+
 // Pairwise exchange step s (1..n-1): send to (me+s), receive from (me-s).
 int pairwise_send_peer(int me, int step, int n);
 int pairwise_recv_peer(int me, int step, int n);

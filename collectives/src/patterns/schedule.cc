@@ -147,6 +147,25 @@ void broadcast_tree(Builder& b, Kind k, uint64_t bytes, int root, const std::str
   for (int mask = top >> 1; mask >= 1; mask >>= 1) tree_level(b, k, root, mask, false, bytes, ph);
 }
 
+// broadcast/chain.cc: chunk i crosses hop p (chain position p to p+1) in
+// step p+i, so step t runs every hop whose chunk t-p exists.
+void broadcast_chain(Builder& b, Kind k, uint64_t count, int root, const std::string& ph) {
+  const int n = group_size(b, k);
+  const size_t es = b.es();
+  const std::vector<int> order = patterns::chain_order(root, b.hosts_of(k), n);
+  const uint64_t chunk = patterns::chain_chunk(count, es, n);
+  const uint64_t chunks = n > 1 ? ceil_div(count, chunk) : 0;
+  for (uint64_t t = 0; chunks > 0 && t + 1 < chunks + n - 1; ++t) {
+    std::vector<Xfer> xs;
+    for (int p = 0; p + 1 < n; ++p) {
+      if (t < static_cast<uint64_t>(p) || t - p >= chunks) continue;
+      const uint64_t i = t - p;
+      xs.push_back({order[p], order[p + 1], std::min(chunk, count - i * chunk) * es});
+    }
+    b.transfers(k, ph, xs, 0);
+  }
+}
+
 void allreduce_halving_doubling(Builder& b, Kind k, uint64_t count, const std::string& ph) {
   const int n = group_size(b, k);
   const size_t es = b.es();
@@ -394,6 +413,7 @@ void run(Builder& b, Collective c, const std::string& name, Kind k, const Data& 
       if (name == "recursive_doubling") return allgather_recursive_doubling(b, k, d.blocks, ph);
       return allgather_direct(b, k, d.blocks, ph);
     case Collective::Broadcast:
+      if (name == "chain") return broadcast_chain(b, k, d.count, 0, ph);
       return broadcast_tree(b, k, d.count * es, 0, ph);
     case Collective::Reduce:
       return reduce_tree(b, k, d.count * es, 0, ph);
