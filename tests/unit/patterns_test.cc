@@ -147,7 +147,7 @@ TEST(Patterns, ChainChunk) {
   const size_t big = size_t{16} << 20;
   EXPECT_EQ(chain_chunk(big, 1, 5), big / (kChainChunksPerHop * 4));
   EXPECT_EQ(chain_chunk(big + 1, 1, 5), big / (kChainChunksPerHop * 4) + 1);
-  EXPECT_EQ(chain_chunk(big, 8, 1000), kChainMinChunkBytes / 8);
+  EXPECT_EQ(chain_chunk(big, 8, 4000), kChainMinChunkBytes / 8);
 }
 
 TEST(Patterns, PairwiseVisitsEveryPeerOnce) {

@@ -160,8 +160,10 @@ TEST(Schedule, ChainBroadcastCarriesTheVectorOnceOverEachHop) {
   // A chunk crosses hosts in every step but the first and the last, where
   // only the first node's and the last node's own hop runs.
   EXPECT_EQ(network, static_cast<int>(chunks + 4));
-  // Up to 64 KiB a single chunk: the chain is n-1 steps of the whole vector.
-  EXPECT_EQ(make1(Collective::Broadcast, "chain", 4, 1, 64 << 10).steps.size(), 3u);
+  // Up to 16 KiB a single chunk: the chain is n-1 steps of the whole
+  // vector; 64 KiB is 4 chunks of 16 KiB, 4 + 2 steps.
+  EXPECT_EQ(make1(Collective::Broadcast, "chain", 4, 1, 16 << 10).steps.size(), 3u);
+  EXPECT_EQ(make1(Collective::Broadcast, "chain", 4, 1, 64 << 10).steps.size(), 6u);
 }
 
 TEST(Schedule, HierarchicalIsNodeThenCrossThenNode) {

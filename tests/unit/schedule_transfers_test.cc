@@ -355,7 +355,7 @@ std::string compare_shm(const Observed& run, const schedule::Schedule& s, const 
 const Layout kPlacements[] = {{1, 2}, {1, 3}, {2, 1}, {3, 1}, {2, 2}, {2, 3}, {4, 1}};
 // Elements per call: fewer than some groups have ranks (empty blocks), and
 // enough for several shm chunks of kSlotBytes and uneven blocks everywhere;
-// the largest is several of the broadcast chain's chunks (at least 64 KiB).
+// the largest is several of the broadcast chain's chunks (at least 16 KiB).
 const size_t kCounts[] = {0, 1, 7, 3001, 40003};
 
 TEST(ScheduleTransfers, EveryAlgorithmSendsWhatItsScheduleSays) {

@@ -126,7 +126,7 @@ TEST(ModelTable, BandwidthBoundLinksTakeTheFewestBytesAtEverySize) {
 }
 
 // 4 hosts x 1 rank, broadcast of S bytes: the binomial tree is 2 steps of
-// S; the chain is C + 2 steps of one chunk, C = S / 64 KiB (at least 1)
+// S; the chain is C + 2 steps of one chunk, C = S / 16 KiB (at least 1)
 // up to 24 chunks (8 per hop), then chunks of S / 24: about 26 alpha +
 // 26/24 S beta. The tree wins while 24 alpha > (2 - 26/24) S beta, to
 // S = 2618182 bytes with these figures, the chain from there to any size.
