@@ -85,6 +85,12 @@ std::string_view Context::run(const Group& g, const Call& call, const Algorithm&
   return a.info.name;
 }
 
+std::vector<int> Context::nodes_of(const Group& g) const {
+  std::vector<int> out;
+  for (int r : g.ranks) out.push_back(topo.node_of[r]);
+  return out;
+}
+
 void copy_if_distinct(void* dst, const void* src, size_t bytes) {
   if (dst != src && bytes) std::memmove(dst, src, bytes);
 }

@@ -116,6 +116,8 @@ class Context {
                 size_t rbytes);
   void send(const Group& g, int to, const void* buf, size_t bytes);
   void recv(const Group& g, int from, void* buf, size_t bytes);
+  // The node of each of g's ranks, by group index (patterns' `node_of`).
+  std::vector<int> nodes_of(const Group& g) const;
 
   // Runs a collective on a group through the selector; returns the name.
   std::string_view run(const Group& g, const Call& call, std::string_view algorithm = "auto");

@@ -16,9 +16,7 @@ void allreduce_halving_doubling(Context& ctx, const Group& g, const Call& call) 
   const size_t es = call.esize();
   const size_t bytes = call.count * es;
   copy_if_distinct(call.recv, call.send, bytes);
-  std::vector<int> node_of;
-  for (int r : g.ranks) node_of.push_back(ctx.topo.node_of[r]);
-  const patterns::HalvingDoubling hd(g.size(), node_of);
+  const patterns::HalvingDoubling hd(g.size(), ctx.nodes_of(g));
   const int me = g.me;
   char* tmp = ctx.scratch.get(ScratchSlot::Incoming, bytes);
 

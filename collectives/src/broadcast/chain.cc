@@ -13,9 +13,7 @@ namespace smddp {
 void broadcast_chain(Context& ctx, const Group& g, const Call& call) {
   const size_t es = call.esize();
   const int n = g.size();
-  std::vector<int> node_of;
-  for (int r : g.ranks) node_of.push_back(ctx.topo.node_of[r]);
-  const std::vector<int> order = patterns::chain_order(call.root, node_of, n);
+  const std::vector<int> order = patterns::chain_order(call.root, ctx.nodes_of(g), n);
   int pos = 0;
   while (order[pos] != g.me) ++pos;
   const int prev = pos > 0 ? order[pos - 1] : -1;
