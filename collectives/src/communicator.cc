@@ -8,8 +8,10 @@
 #include <string>
 
 #include "engine.h"
+#include "link_probe.h"
 #include "test_flip.h"
 #include "algorithms/context.h"
+#include "algorithms/model_table.h"
 #include "algorithms/selector.h"
 #include "algorithms/shm_steps.h"
 #include "core/check.h"
@@ -88,15 +90,6 @@ class EngineCommunicator final : public Communicator {
     if (segment_) steps_ = std::make_unique<ShmSteps>(*segment_, *router_, topo_);
     ctx_ = std::make_unique<Context>(*router_, topo_, steps_.get(), selector_);
     ctx_->cma = probe_cma(*bootstrap_, topo_);
-    // Selection for this job, built once: the model ranks the algorithms
-    // across nodes for the transport that opened (algorithms/selector.h).
-    job_.hosts = topo_.num_nodes;
-    for (const auto& ranks : topo_.node_ranks) job_.ranks_per_host = std::max(job_.ranks_per_host, static_cast<int>(ranks.size()));
-    job_.transport = std::string(network_transport());
-    job_.dedicated_cores = placement_.cores_to_spare();
-    job_.cma = ctx_->cma;
-    job_.link = options.network_link;
-    selector_ = Selector::from_environment(job_);
     std::vector<int> all(topo_.size);
     for (int r = 0; r < topo_.size; ++r) all[r] = r;
     ctx_->world = make_group(GroupKind::World, all, topo_.rank);
@@ -106,6 +99,17 @@ class EngineCommunicator final : public Communicator {
       if (topo_.local_rank < static_cast<int>(ranks.size())) cross.push_back(ranks[topo_.local_rank]);
     }
     ctx_->cross = make_group(GroupKind::Cross, cross, topo_.rank);
+    // Selection for this job, built once: the model ranks the algorithms
+    // across nodes for the transport that opened (algorithms/selector.h).
+    job_.hosts = topo_.num_nodes;
+    for (const auto& ranks : topo_.node_ranks) job_.ranks_per_host = std::max(job_.ranks_per_host, static_cast<int>(ranks.size()));
+    job_.transport = std::string(network_transport());
+    job_.dedicated_cores = placement_.cores_to_spare();
+    job_.cma = ctx_->cma;
+    job_.link = options.network_link;
+    ctx_->scope = WaitScope{"setup", Deadline(timeout_), timeout_, 0, placement_.shared_cores()};
+    job_.probed = probe_network_link(*ctx_, *bootstrap_, topo_, model_table::wants_link_probe(job_));
+    selector_ = Selector::from_environment(job_);
     bootstrap_->barrier();
   }
 

@@ -125,26 +125,67 @@ TEST(ModelTable, BandwidthBoundLinksTakeTheFewestBytesAtEverySize) {
   EXPECT_EQ(cross.back().candidates.back(), "tree");
 }
 
-// 4 hosts x 1 rank, broadcast of S bytes: the binomial tree is 2 steps of
-// S; the chain is C + 2 steps of one chunk, C = S / 16 KiB (at least 1)
-// up to 24 chunks (8 per hop), then chunks of S / 24: about 26 alpha +
-// 26/24 S beta. The tree wins while 24 alpha > (2 - 26/24) S beta, to
-// S = 2618182 bytes with these figures, the chain from there to any size.
-TEST(ModelTable, BroadcastChainTakesOverWhereTheTreesBytesCostMoreThanTheChainsSteps) {
+// 4 hosts x 1 rank, broadcast of S bytes, ranked as the mean of a call in a
+// run of 4 (model_table.cc): (alone + 3 x the busiest rank's share) / 4.
+// The binomial tree is 2 steps of S, its root in both: 2(a + Sb) either
+// way. The chain is C + 2 steps of one chunk c, each rank sending in C:
+// C = S / 16 KiB (at least 1) up to 24 chunks (8 per hop), then c = S / 24;
+// its mean is (C + 0.5)(a + cb). With a = 100, b = 0.001: the chain at one
+// chunk (1.5 steps against 2), the tree from 2 chunks (32 KiB: 291 us
+// against 266) while its bytes cost less than the chain's steps, the chain
+// again from 2.3 MB (24.5a + 1.02Sb < 2a + 2Sb).
+TEST(ModelTable, BroadcastRankedAsARunOfCallsChainTreeChain) {
   const double alpha = 100, beta = 0.001;
   const auto r = model_table::rank(network_model(alpha, beta), job(4, 1), {}, default_rules());
   const auto world = rows(r, Collective::Broadcast, GroupKind::World);
-  ASSERT_EQ(world.size(), 2u);
-  EXPECT_EQ(world[0].candidates.front(), "tree");
-  EXPECT_EQ(world[0].max_bytes, size_t{2} << 20);  // the last grid size below 2618182
-  EXPECT_EQ(world[1].candidates.front(), "chain");
-  EXPECT_EQ(world[1].max_bytes, kAny);
+  ASSERT_EQ(world.size(), 3u);
+  EXPECT_EQ(world[0].candidates.front(), "chain");
+  EXPECT_EQ(world[0].max_bytes, size_t{16384});
+  EXPECT_EQ(world[1].candidates.front(), "tree");
+  EXPECT_EQ(world[1].max_bytes, size_t{2} << 20);
+  EXPECT_EQ(world[2].candidates.front(), "chain");
+  EXPECT_EQ(world[2].max_bytes, kAny);
   ASSERT_EQ(world[0].predicted_us.size(), 2u);
+  EXPECT_DOUBLE_EQ(world[0].predicted_us[0], 1.5 * (alpha + 16384 * beta));
+  EXPECT_DOUBLE_EQ(world[0].predicted_us[1], 2 * (alpha + 16384 * beta));
+  ASSERT_EQ(world[1].predicted_us.size(), 2u);
   const double S = 2 << 20;
-  EXPECT_DOUBLE_EQ(world[0].predicted_us[0], 2 * (alpha + S * beta));
-  // 24 chunks of 21846 elements, the last 21830: 26 steps, the last one
-  // carrying only the last chunk (each other step has a whole one).
-  EXPECT_DOUBLE_EQ(world[0].predicted_us[1], 26 * alpha + beta * (25 * 87384.0 + 87320.0));
+  EXPECT_DOUBLE_EQ(world[1].predicted_us[0], 2 * (alpha + S * beta));
+  // 24 chunks of 21846 elements, the last 21830: alone 26 steps, the last
+  // one carrying only the last chunk; each rank sends in 24 steps, each
+  // with a whole chunk on some hop.
+  const double alone = 26 * alpha + beta * (25 * 87384.0 + 87320.0);
+  const double share = 24 * (alpha + 87384.0 * beta);
+  EXPECT_DOUBLE_EQ(world[1].predicted_us[1], (alone + 3 * share) / 4);
+}
+
+// On 16 hosts the chain's 15 steps alone outweigh its one-step share at one
+// chunk: (15 + 3) / 4 = 4.5 steps against the tree's 4, so the tree keeps
+// small broadcasts; an isolated call never costs more than 4x the fastest.
+TEST(ModelTable, BroadcastOnManyHostsKeepsTheTreeForSmallCalls) {
+  const auto r = model_table::rank(network_model(100, 0.001), job(16, 1), {}, default_rules());
+  const auto world = rows(r, Collective::Broadcast, GroupKind::World);
+  ASSERT_GE(world.size(), 2u);
+  EXPECT_EQ(world.front().candidates.front(), "tree");
+  EXPECT_GE(world.front().max_bytes, size_t{16384});
+  EXPECT_EQ(world.back().candidates.front(), "chain");
+}
+
+// The share of a run of calls: the busiest rank's sending or receiving.
+TEST(CostModel, StreamShareIsTheBusiestRanksSteps) {
+  model::Model m;
+  m.tier(Tier::Network).value = {10, 0.01, 0, 0};
+  std::vector<schedule::Transfer> xs;
+  // 4x1, 8 KiB: the chain in 3 steps of one chunk, each rank sending in one.
+  auto chain = schedule::make(Collective::Broadcast, "chain", {4, 1}, 8192, 4, {}, &xs);
+  ASSERT_EQ(chain.steps.size(), 3u);
+  EXPECT_DOUBLE_EQ(model::predict_us(m, chain), 3 * (10 + 8192 * 0.01));
+  EXPECT_DOUBLE_EQ(model::predict_stream_us(m, chain, xs), 10 + 8192 * 0.01);
+  // The tree's root sends in both steps: its share is its whole time.
+  auto tree = schedule::make(Collective::Broadcast, "tree", {4, 1}, 8192, 4, {}, &xs);
+  EXPECT_DOUBLE_EQ(model::predict_stream_us(m, tree, xs), model::predict_us(m, tree));
+  // No transfers listed: every step counts for every rank.
+  EXPECT_DOUBLE_EQ(model::predict_stream_us(m, tree, {}), model::predict_us(m, tree));
 }
 
 TEST(ModelTable, EveryCollectiveHasContiguousWorldRowsToAnySize) {
@@ -204,6 +245,66 @@ TEST(ModelTable, BuiltinFiguresPerTransport) {
   EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[1], 1e-4);
   EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[0], socket.model.tier(Tier::Network).value[0]);
   EXPECT_NE(p.source.find("profile p4d.24xlarge"), std::string::npos) << p.source;
+}
+
+// The setup probe's bandwidth replaces the built-in figures' only on a link
+// under a quarter of theirs; figures handed in by a tool come first.
+TEST(ModelTable, ProbedLinkTakesOverOnlyWhenClearlySlower) {
+  const auto socket = model_table::builtin("socket");
+  const double builtin_gbps = 1e-3 / socket.model.tier(Tier::Network).value[1];
+  JobShape j = job(2, 1);
+  j.probed = LinkFigures{0.125, 0, "the setup probe (rank 0 on h0 to rank 1 on h1, 4 MiB)"};
+  ASSERT_LT(0.125, model_table::kProbeTakesOver * builtin_gbps);
+  auto p = model_table::parameters(j);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[1], 0.008);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[0], socket.model.tier(Tier::Network).value[0]);
+  EXPECT_EQ(p.source.rfind("link figures from the setup probe", 0), 0u) << p.source;
+  // Faster than a quarter: the built-in figures stay, the probe is named.
+  j.probed->gbytes_per_s = 0.3 * builtin_gbps;
+  p = model_table::parameters(j);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[1], socket.model.tier(Tier::Network).value[1]);
+  EXPECT_EQ(p.source.rfind("built-in figures for socket", 0), 0u) << p.source;
+  EXPECT_NE(p.source.find("the setup probe"), std::string::npos) << p.source;
+  // A tool's figures win over the probe's.
+  j.probed->gbytes_per_s = 0.125;
+  j.link = LinkFigures{10.0, 0, "profile p4d.24xlarge"};
+  p = model_table::parameters(j);
+  EXPECT_DOUBLE_EQ(p.model.tier(Tier::Network).value[1], 1e-4);
+  // The ranking follows: a 2x2 allgather at 64 KiB takes the ring once the
+  // link is 1 Gbit/s (3/4 of the bytes on each host's link, against
+  // recursive doubling's all of them).
+  auto first_at = [](const model_table::Parameters& params, size_t bytes) {
+    for (const auto& r : rows(model_table::rank(params, job(2, 2), {}, default_rules()), Collective::AllGather,
+                              GroupKind::World)) {
+      if (bytes <= r.max_bytes) return r.candidates.front();
+    }
+    return std::string();
+  };
+  JobShape slow = job(2, 2);
+  slow.probed = LinkFigures{0.125, 0, "probe"};
+  EXPECT_EQ(first_at(model_table::parameters(slow), 65536), "ring");
+  EXPECT_NE(first_at(model_table::builtin("socket"), 65536), "ring");
+}
+
+TEST(ModelTable, LinkProbeIsWantedOnlyWhereItCanMatter) {
+  EXPECT_TRUE(model_table::wants_link_probe(job(2, 1, "socket")));
+  EXPECT_TRUE(model_table::wants_link_probe(job(2, 1, "mpi")));
+  EXPECT_FALSE(model_table::wants_link_probe(job(2, 1, "fabric")));  // EFA's figures: several NICs
+  JobShape handed = job(2, 1);
+  handed.link = LinkFigures{10.0, 0, "profile"};
+  EXPECT_FALSE(model_table::wants_link_probe(handed));
+  {
+    Env off("SMDDP_LINK_PROBE", "0");
+    EXPECT_FALSE(model_table::wants_link_probe(job(2, 1)));
+  }
+  const auto dir = temp_dir();
+  const std::string path = (dir / "probe-fit.json").string();
+  std::ofstream(path) << "{}";  // read only when the table is built
+  {
+    Env model("SMDDP_MODEL_FILE", path);
+    EXPECT_FALSE(model_table::wants_link_probe(job(2, 1)));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ModelTable, ModelFileTiersAndItsUndeterminedTierFromTheBuiltins) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "patterns/schedule_for.h"
@@ -78,6 +79,24 @@ const BuiltinTier& network_row(std::string_view transport) {
 }
 
 constexpr size_t kAny = std::numeric_limits<size_t>::max();
+
+// A call whose data flows one way (broadcast: from the root) overlaps the
+// next one: upstream ranks go on while the data still travels downstream,
+// so in a run of calls (smddp-bench's timed loop, nccl-tests', a training
+// job broadcasting its buckets) a call costs its busiest rank's share
+// (predict_stream_us), and alone its whole time. Such a collective is
+// ranked by the mean of a call in a run of kRunOfCalls: (alone + (k-1) x
+// share) / k. The pick then costs at most k times the fastest one when a
+// call comes alone (share <= alone): on 4-8 hosts the pipelined chain from
+// 8 B (its share is one step, its time alone n-1 steps; the tree's log2 n
+// either way), on 16 hosts and more the tree below a few KiB.
+constexpr int kRunOfCalls = 4;
+
+bool flows_one_way(Collective c) {
+  return c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Scatter ||
+         c == Collective::Gather;
+}
+
 constexpr size_t kDtypeSize = 4;  // float32, as smddp-bench's default rows
 
 // One grid size: the accepting candidates, fastest first, with their times
@@ -89,7 +108,7 @@ struct Point {
 
 Point rank_one(const model::Model& m, const Selector& nested, Collective c, GroupKind group,
                const schedule::Topology& topo, const schedule::Options& options, size_t bytes,
-               const std::vector<std::string>& names) {
+               const std::vector<std::string>& names, std::vector<schedule::Transfer>& xs) {
   Point p{bytes, {}};
   std::vector<std::string> accepting;
   for (const auto& n : names) {
@@ -103,8 +122,14 @@ Point rank_one(const model::Model& m, const Selector& nested, Collective c, Grou
     return p;
   }
   for (const auto& n : accepting) {
-    const schedule::Schedule s = schedule::make_for(nested, c, n, topo, group, bytes, kDtypeSize, options);
-    if (s.declined.empty()) p.ranked.emplace_back(model::predict_us(m, s), n);
+    const bool one_way = flows_one_way(c);
+    const schedule::Schedule s =
+        schedule::make_for(nested, c, n, topo, group, bytes, kDtypeSize, options, one_way ? &xs : nullptr);
+    if (!s.declined.empty()) continue;
+    const double alone = model::predict_us(m, s);
+    p.ranked.emplace_back(one_way ? (alone + (kRunOfCalls - 1) * model::predict_stream_us(m, s, xs)) / kRunOfCalls
+                                  : alone,
+                          n);
   }
   // Ties keep the registry's order.
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
@@ -119,8 +144,9 @@ void rank_collective(const model::Model& m, const Selector& nested, Collective c
                      std::vector<SelectionRule>& out) {
   const std::vector<std::string> names = schedule::algorithms(c);
   std::vector<Point> points;
+  std::vector<schedule::Transfer> xs;  // kept across sizes: its pages are touched once
   for (size_t bytes = kGridMin; bytes <= kGridMax; bytes *= 2) {
-    Point p = rank_one(m, nested, c, group, topo, options, bytes, names);
+    Point p = rank_one(m, nested, c, group, topo, options, bytes, names, xs);
     if (p.ranked.empty()) break;  // nothing accepts: the data rows decide from here
     points.push_back(std::move(p));
   }
@@ -180,17 +206,29 @@ Parameters parameters(const JobShape& job) {
     }
     return p;
   }
-  if (job.link && job.link->gbytes_per_s > 0) {
-    model::TierParams& net = base.model.tier(Tier::Network);
-    net.value[1] = 1e-3 / job.link->gbytes_per_s;  // us per byte
-    if (job.link->latency_us > 0) net.value[0] = job.link->latency_us;
-    char figures[96];
-    std::snprintf(figures, sizeof figures, "%.3g GB/s", job.link->gbytes_per_s);
-    base.source = "link figures from " + job.link->source + " (" + figures +
-                  (job.link->latency_us > 0 ? "" : "; latency: built-in for " + std::string(network_row(job.transport).name)) +
-                  "; shm: built-in)";
+  model::TierParams& net = base.model.tier(Tier::Network);
+  const double builtin_gbps = 1e-3 / net.value[1];
+  const std::string transport = network_row(job.transport).name;
+  const bool probe_takes_over = job.probed && job.probed->gbytes_per_s < kProbeTakesOver * builtin_gbps;
+  const std::optional<LinkFigures> link = job.link ? job.link : probe_takes_over ? job.probed : std::nullopt;
+  char figures[96];
+  if (link && link->gbytes_per_s > 0) {
+    net.value[1] = 1e-3 / link->gbytes_per_s;  // us per byte
+    if (link->latency_us > 0) net.value[0] = link->latency_us;
+    std::snprintf(figures, sizeof figures, "%.3g GB/s", link->gbytes_per_s);
+    base.source = "link figures from " + link->source + " (" + figures +
+                  (link->latency_us > 0 ? "" : "; latency: built-in for " + transport) + "; shm: built-in)";
+  } else if (job.probed) {
+    std::snprintf(figures, sizeof figures, "%.3g GB/s, not under %.2g of theirs", job.probed->gbytes_per_s,
+                  kProbeTakesOver);
+    base.source += "; " + job.probed->source + ": " + figures;
   }
   return base;
+}
+
+bool wants_link_probe(const JobShape& job) {
+  return config::flag("SMDDP_LINK_PROBE") && config::text("SMDDP_MODEL_FILE").empty() && !job.link &&
+         (job.transport == "socket" || job.transport == "mpi");
 }
 
 Ranked rank(const Parameters& p, const JobShape& job, const std::vector<SelectionRule>& front,

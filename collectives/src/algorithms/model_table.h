@@ -41,13 +41,24 @@ bool runs_on_node(Collective c);
 
 // Parameters and where they came from: SMDDP_MODEL_FILE (a tier it has no
 // data for from the built-in figures), else job.link for the network tier,
-// else the built-in figures for job.transport. UsageError naming the file
+// else the built-in figures for job.transport, with job.probed's bandwidth
+// when it is under kProbeTakesOver of theirs. UsageError naming the file
 // when it cannot be read or is not a model file.
 struct Parameters {
   model::Model model;
   std::string source;
 };
 Parameters parameters(const JobShape& job);
+// The built-in figures were measured on fast links with ranks sharing
+// cores, where a single stream between two idle ranks (the probe) runs
+// faster than the collectives do: the probe's bandwidth replaces theirs
+// only on a link clearly slower, under a quarter of theirs (1 Gbit/s
+// Ethernet against the socket figures' 0.96 GB/s).
+inline constexpr double kProbeTakesOver = 0.25;
+// Whether the probe can matter: SMDDP_LINK_PROBE on, no SMDDP_MODEL_FILE,
+// no figures handed in, and a socket or MPI transport (fabric's built-in
+// figures are EFA's, several NICs that one stream does not fill).
+bool wants_link_probe(const JobShape& job);
 // The built-in figures (c): the network tier of `transport` (socket, mpi,
 // fabric; another name: socket's), the shm tier; each with its source.
 Parameters builtin(std::string_view transport);

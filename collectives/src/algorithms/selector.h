@@ -52,6 +52,7 @@ struct JobShape {
   bool dedicated_cores = true;      // Placement::cores_to_spare()
   bool cma = false;                 // node-mates may read each other's memory
   std::optional<LinkFigures> link;  // handed in by a tool (CommunicatorOptions::network_link)
+  std::optional<LinkFigures> probed;  // the setup probe's (link_probe.h)
 };
 
 // The data rows: measured single-node choices and the multi-node fallback
@@ -67,7 +68,8 @@ class Selector {
   static Selector from_environment();
   // And, for a job across nodes, the model's table in front of the data
   // rows, its parameters from SMDDP_MODEL_FILE, else job.link, else the
-  // built-in ones for job.transport (algorithms/model_table.h).
+  // built-in ones for job.transport, their bandwidth the probe's on a slow
+  // link (algorithms/model_table.h).
   static Selector from_environment(const JobShape& job);
   // Resolves every name; UsageError for one the registry lacks.
   explicit Selector(const std::vector<SelectionRule>& rules);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "smddp/config.h"
 #include "smddp/error.h"
@@ -16,6 +17,14 @@ constexpr const char* kFormat = "smddp-model";
 constexpr int kVersion = 1;
 
 int index(Tier t, int p) { return static_cast<int>(t) * kParams + p; }
+
+double dot(const Model& m, const Terms& x) {
+  double t = 0;
+  for (int tier = 0; tier < kTiers; ++tier) {
+    for (int p = 0; p < kParams; ++p) t += x[tier * kParams + p] * m.tiers[tier].value[p];
+  }
+  return t;
+}
 
 }  // namespace
 
@@ -45,13 +54,35 @@ Terms terms(const schedule::Schedule& s) {
   return x;
 }
 
-double predict_us(const Model& m, const schedule::Schedule& s) {
-  const Terms x = terms(s);
-  double t = 0;
-  for (int tier = 0; tier < kTiers; ++tier) {
-    for (int p = 0; p < kParams; ++p) t += x[tier * kParams + p] * m.tiers[tier].value[p];
+double predict_us(const Model& m, const schedule::Schedule& s) { return dot(m, terms(s)); }
+
+double predict_stream_us(const Model& m, const schedule::Schedule& s,
+                         const std::vector<schedule::Transfer>& transfers) {
+  std::vector<double> step_us(s.steps.size());
+  for (size_t i = 0; i < s.steps.size(); ++i) step_us[i] = dot(m, terms(s.steps[i]));
+  // Each (step, rank) once: a rank sending two messages in a step spends the
+  // step's time once. make() lists a step's transfers together, in order.
+  int ranks = 0;
+  for (const auto& t : transfers) ranks = std::max({ranks, t.src + 1, t.dst + 1});
+  constexpr size_t kNone = ~size_t{0};
+  std::vector<size_t> last_send(static_cast<size_t>(ranks), kNone), last_receive(last_send);
+  std::vector<double> sending(static_cast<size_t>(ranks), 0), receiving(sending);
+  std::vector<bool> listed(s.steps.size(), false);
+  for (const auto& t : transfers) {
+    if (t.step >= s.steps.size()) continue;
+    listed[t.step] = true;
+    for (auto [rank, last, total] : {std::tuple{t.src, &last_send, &sending}, {t.dst, &last_receive, &receiving}}) {
+      const auto r = static_cast<size_t>(rank);
+      if ((*last)[r] == t.step) continue;
+      (*last)[r] = t.step;
+      (*total)[r] += step_us[t.step];
+    }
   }
-  return t;
+  double everyone = 0;
+  for (size_t i = 0; i < s.steps.size(); ++i) everyone += listed[i] ? 0 : step_us[i];
+  double busiest = 0;
+  for (size_t r = 0; r < sending.size(); ++r) busiest = std::max({busiest, sending[r], receiving[r]});
+  return busiest + everyone;
 }
 
 std::vector<std::string> undetermined_tiers(const Model& m, const schedule::Schedule& s) {

@@ -538,8 +538,9 @@ CallShape modelled_shape(Collective c, GroupKind group, const Topology& topo, ui
 }
 
 Schedule make_for(const Selector& selector, Collective c, std::string_view algorithm, const Topology& topo,
-                  GroupKind group, uint64_t bytes, size_t dtype_size, const Options& options) {
-  return make_in(selector, c, algorithm, topo, group, bytes, dtype_size, options, nullptr);
+                  GroupKind group, uint64_t bytes, size_t dtype_size, const Options& options,
+                  std::vector<Transfer>* transfers) {
+  return make_in(selector, c, algorithm, topo, group, bytes, dtype_size, options, transfers);
 }
 
 }  // namespace smddp::schedule

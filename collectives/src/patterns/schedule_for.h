@@ -15,9 +15,11 @@ class Selector;
 
 namespace smddp::schedule {
 
-// `group`: GroupKind::World or GroupKind::Cross. UsageError as make().
+// `group`: GroupKind::World or GroupKind::Cross. UsageError as make();
+// `transfers` as make()'s.
 Schedule make_for(const Selector& selector, Collective c, std::string_view algorithm, const Topology& topo,
-                  GroupKind group, uint64_t bytes, size_t dtype_size, const Options& options);
+                  GroupKind group, uint64_t bytes, size_t dtype_size, const Options& options,
+                  std::vector<Transfer>* transfers = nullptr);
 
 // The call as the registry's accept rules see it on a group of kind `group`
 // of the modelled topology (what make() asks before drawing).

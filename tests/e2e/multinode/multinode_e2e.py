@@ -34,6 +34,10 @@ Tests:
   tune_h2        smddp-model tune on 2 hosts x 2 ranks over libfabric tcp
       (1 Gbit/s links): the model file it writes has the network tier
       determined, the budget asked for recorded, the probe ended before the write
+  link_probe     2 hosts x 2 ranks at 1 Gbit/s, the default transport: the
+      --explain header names the setup probe's figures (a 1 Gbit/s link is
+      under a quarter of the built-in figures' bandwidth), and the table
+      differs from the one SMDDP_LINK_PROBE=0 gives (the built-in figures)
 """
 import argparse
 import glob
@@ -520,6 +524,31 @@ def test_tune_h2():
         if probe["budget_seconds"] != 15 or not 0 < probe["probe_seconds"] <= probe["seconds"]:
             fail(f"probe record out of order: {probe}")
         print(r.stdout.strip())
+
+
+def test_link_probe():
+    with Cluster("mnlp", 233, 2, "--rate", "1gbit") as c:
+        def explain(probe):
+            r = c.run("-np", "4", "--npernode", "2", "-x", "SMDDP_LINK_PROBE", ARGS.bench, "--list-algorithms",
+                      "--explain", extra_env={"SMDDP_LINK_PROBE": probe}, timeout=120)
+            if r.returncode != 0:
+                fail(f"--explain exit {r.returncode}\n{r.stdout}\n{r.stderr[-3000:]}")
+            head = [l for l in r.stdout.splitlines() if l.startswith("# model parameters")]
+            table = [l for l in r.stdout.splitlines() if not l.startswith("#")]
+            return (head[0] if head else ""), table
+        head, probed = explain("1")
+        # Load can only make the link look slower; the rate limiter's bucket
+        # (500 KB of the 4 MiB) a little faster: at most about 0.14 GB/s.
+        m = re.search(r"link figures from the setup probe \(rank 0 on mnlp-h0 to rank 2 on mnlp-h1, 4 MiB\) "
+                      r"\(([0-9.e+-]+) GB/s", head)
+        if not m or not 0 < float(m.group(1)) < 0.24:
+            fail(f"the header does not name a slow link from the probe: {head!r}")
+        head_off, builtin = explain("0")
+        if "setup probe" in head_off or "built-in figures for socket" not in head_off:
+            fail(f"SMDDP_LINK_PROBE=0: {head_off!r}")
+        if probed == builtin:
+            fail("the probe's figures changed no choice:\n" + "\n".join(probed))
+        print(head)
 
 
 def main():

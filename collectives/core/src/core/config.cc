@@ -53,6 +53,10 @@ constexpr Setting kTable[] = {
     {"SMDDP_MODEL_FILE", Type::File, "", 0, 0, 1, {}, kEngine,
      "smddp-model fit file whose tiers rank the algorithms across nodes; default: built-in figures "
      "per transport (docs/engine.md)"},
+    {"SMDDP_LINK_PROBE", Type::Boolean, "1", 0, 0, 1, {}, kEngine,
+     "Time the link between two nodes at communicator creation (two 4 MiB messages, about 70 ms at 1 Gbit/s); "
+     "a link under a quarter of the built-in figures' bandwidth replaces it in the selection model "
+     "(socket and MPI transports; docs/engine.md); 0 turns it off"},
     {"SMDDP_REDUCE_ISA", Type::Choice, "", 0, 0, 1, "generic,avx2,avx512", kEngine,
      "Reduction kernels; default: the best this CPU supports"},
     {"SMDDP_SHM_SLOT_BYTES", Type::Size, "1M", 4096, 1 << 30, 64, {}, kEngine,

@@ -49,6 +49,16 @@ using Terms = std::array<double, kTiers * kParams>;
 Terms terms(const schedule::Step& s);
 Terms terms(const schedule::Schedule& s);
 double predict_us(const Model& m, const schedule::Schedule& s);
+// The time per call in a run of back-to-back calls whose data flows one way
+// (from a root or to it): a rank starts its next call once its own part of
+// this one is done, so the calls overlap, and each rank's sending and its
+// receiving are the resources that set the pace. Per rank, the steps it
+// sends in and the steps it receives in, each charged the step's time; the
+// larger sum, at the busiest rank. A step with no transfer listed (a
+// shared-memory copy) counts for every rank. Never more than predict_us.
+// `transfers`: what make() listed for `s`.
+double predict_stream_us(const Model& m, const schedule::Schedule& s,
+                         const std::vector<schedule::Transfer>& transfers);
 // Tiers a schedule uses that the model has no data for ("network").
 std::vector<std::string> undetermined_tiers(const Model& m, const schedule::Schedule& s);
 
