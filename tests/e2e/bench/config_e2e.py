@@ -178,6 +178,7 @@ def invalid_values(tmp):
         "SMDDP_SHM_SLOT_BYTES": ["12Q", "100", "4097", "2G"],
         "SMDDP_SHM_CELL_BYTES": ["-8", "64KB!"],
         "SMDDP_CMA": ["maybe"],
+        "SMDDP_LINK_PROBE": ["sometimes"],
         "SMDDP_TRANSPORT": ["carrier-pigeon"],
         "SMDDP_FABRIC_PROVIDER": ["^psm2", "efa,tcp"],
         "SMDDP_FABRIC_MAX_MSG": ["0", "big"],
