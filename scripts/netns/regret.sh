@@ -5,7 +5,8 @@
 #
 #   scripts/netns/regret.sh [--placements "2x1 2x2 4x1 4x2 8x1"] [--shapings "none 1gbit"]
 #                           [--collectives "allreduce allgather reducescatter broadcast alltoall"]
-#                           [-e MAX] [-n ITERS] [-w WARMUP] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]
+#                           [-e MAX] [-n ITERS] [--small-iters N] [-w WARMUP] [--rounds K] [--burst BYTES]
+#                           [--bench PATH] [--out DIR]
 #
 # For each shaping (none, or a tc rate such as 1gbit on every host's link)
 # and placement (HOSTSxRANKS on a namespace cluster, scripts/netns-cluster.sh)
@@ -27,6 +28,13 @@
 # forced algorithm and Open MPI's best, regret (default over best forced)
 # and the ratio against Open MPI's best. Raw JSON stays in DIR.
 #
+# Each column is two runs: 8 B-32 KiB with --small-iters N timed calls a
+# row (100 unless named), 64 KiB-MAX with -n ITERS (10). On ranks that
+# share cores a small call's time is two-valued (13 us, or 300 when a
+# rank waits a scheduling round), so the p50 of a few calls is a coin
+# toss: 5 calls of the same algorithm, forced and by default, differed 2-6x
+# (docs/performance-history.md); large rows take seconds each at 1 Gbit/s.
+#
 # Each row has -w WARMUP untimed calls first, 16 unless named: a node's
 # shared-memory channel reuses a cell only every 16 messages, and the first
 # pass over its cells at a new size runs from cold cache (2-4x slower on
@@ -37,8 +45,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 placements="2x1 2x2 4x1 4x2 8x1" shapings="none 1gbit"
 collectives="allreduce allgather reducescatter broadcast alltoall"
-max=16M iters=10 warmup=16 rounds=2 burst=131072 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
-usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [-w WARMUP] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]"
+max=16M iters=10 small_iters=100 warmup=16 rounds=2 burst=131072 bench=${SMDDP_BENCH:-$ROOT/build/bench/smddp-bench} out=""
+usage="usage: regret.sh [--placements LIST] [--shapings LIST] [--collectives LIST] [-e MAX] [-n ITERS] [--small-iters N] [-w WARMUP] [--rounds K] [--burst BYTES] [--bench PATH] [--out DIR]"
 while [ $# -gt 0 ]; do
   case $1 in
     --placements) placements=${2:?$usage}; shift 2 ;;
@@ -46,6 +54,7 @@ while [ $# -gt 0 ]; do
     --collectives) collectives=${2:?$usage}; shift 2 ;;
     -e) max=${2:?$usage}; shift 2 ;;
     -n) iters=${2:?$usage}; shift 2 ;;
+    --small-iters) small_iters=${2:?$usage}; shift 2 ;;
     -w) warmup=${2:?$usage}; shift 2 ;;
     --rounds) rounds=${2:?$usage}; shift 2 ;;
     --burst) burst=${2:?$usage}; shift 2 ;;
@@ -62,6 +71,21 @@ for s in $shapings; do
 done
 [[ $rounds =~ ^[1-9][0-9]{0,2}$ ]] || { echo "regret.sh: --rounds $rounds: expected 1-999" >&2; exit 64; }
 [[ $iters =~ ^[1-9][0-9]{0,5}$ ]] || { echo "regret.sh: -n $iters: expected 1-999999" >&2; exit 64; }
+[[ $small_iters =~ ^[1-9][0-9]{0,5}$ ]] || { echo "regret.sh: --small-iters $small_iters: expected 1-999999" >&2; exit 64; }
+# MAX in bytes (a count with an optional K, M or G, as smddp-bench reads it):
+# the large sweep runs only when MAX reaches it.
+if [[ $max =~ ^([1-9][0-9]{0,8})([KMGkmg]?)$ ]]; then
+  case ${BASH_REMATCH[2]} in [Kk]) shift_by=10 ;; [Mm]) shift_by=20 ;; [Gg]) shift_by=30 ;; *) shift_by=0 ;; esac
+  max_bytes=$((BASH_REMATCH[1] << shift_by))  # 9 digits << 30 stays under 2^63
+else
+  echo "regret.sh: -e $max: expected bytes, such as 16M or 65536" >&2
+  exit 64
+fi
+if ((max_bytes < 8 || max_bytes > 1 << 40)); then
+  echo "regret.sh: -e $max: expected 8 to 1024G bytes" >&2
+  exit 64
+fi
+small_max=$((max_bytes < 32768 ? max_bytes : 32768))
 [[ $warmup =~ ^(0|[1-9][0-9]{0,3})$ ]] || { echo "regret.sh: -w $warmup: expected 0-9999" >&2; exit 64; }
 if ! [[ $burst =~ ^[1-9][0-9]{4,8}$ ]] || ((burst < 65536)); then
   echo "regret.sh: --burst $burst: expected bytes, 65536 to 999999999" >&2
@@ -116,7 +140,10 @@ for shaping in $shapings; do
       for coll in $collectives; do
         dir=$out/$shaping/$p/$coll
         mkdir -p "$dir"
-        common=("$coll" -b 8 -e "$max" -f 2 -n "$iters" -w "$warmup" --out-of-place --per-iteration -q -T 600)
+        common=("$coll" -f 2 -w "$warmup" --out-of-place --per-iteration -q -T 600)
+        # The sweeps, each "SUFFIX FIRST LAST ITERS".
+        sweeps=("small 8 $small_max $small_iters")
+        ((max_bytes < 65536)) || sweeps+=("large 65536 $max_bytes $iters")
         columns=("default")
         for a in $(algorithms_of "$coll"); do columns+=("algo-$a --algorithm $a"); done
         columns+=("mpi --backend mpi")
@@ -128,8 +155,13 @@ for shaping in $shapings; do
             read -r -a job <<<"${columns[$i]}"
             name=${job[0]}.r$r
             echo "regret.sh: $shaping $p $coll $name: ${job[*]:1}" >&2
-            "$cluster" run -np "$np" --npernode "$per_host" "$bench" "${common[@]}" "${job[@]:1}" -J "$dir/$name.json" \
-              >"$dir/$name.log" 2>&1 || echo "regret.sh: $shaping $p $coll $name failed (see $dir/$name.log)" >&2
+            for sweep in "${sweeps[@]}"; do
+              read -r suffix first last count <<<"$sweep"
+              file=$dir/$name.$suffix
+              "$cluster" run -np "$np" --npernode "$per_host" "$bench" "${common[@]}" -b "$first" -e "$last" -n "$count" \
+                "${job[@]:1}" -J "$file.json" >"$file.log" 2>&1 ||
+                echo "regret.sh: $shaping $p $coll $name ($suffix) failed (see $file.log)" >&2
+            done
           done
         done
       done
@@ -139,5 +171,5 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 python3 "$HERE/regret_table.py" --dir "$out" --load "$load_before -> $load_after" --cpus "$(nproc)" \
-  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters -w $warmup --rounds $rounds --burst $burst"
+  --command "scripts/netns/regret.sh --placements \"$placements\" --shapings \"$shapings\" --collectives \"$collectives\" -e $max -n $iters --small-iters $small_iters -w $warmup --rounds $rounds --burst $burst"
 echo "regret.sh: raw results in $out" >&2

@@ -25,7 +25,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common", "python"))
 import smddp_safeio  # noqa: E402  (bounded, finite JSON reads)
 
-ROUND = re.compile(r"^(?P<column>.+)\.r\d+\.json$")
+# COLUMN.rK.json, or one of regret.sh's two sweeps: COLUMN.rK.small.json
+# (8 B-32 KiB) and COLUMN.rK.large.json (64 KiB on).
+ROUND = re.compile(r"^(?P<column>.+)\.r\d+(?:\.(?:small|large))?\.json$")
 BANDWIDTH_FROM = 64 << 10
 
 

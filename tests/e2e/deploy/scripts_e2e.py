@@ -422,6 +422,11 @@ def test_netns_bad_settings():
              (regret, {}, ["-w", "99999999999999999999"], "-w"),
              (regret, {}, ["-w", "08"], "-w"),
              (regret, {}, ["-n", "0"], "-n"),
+             (regret, {}, ["--small-iters", "0"], "--small-iters"),
+             (regret, {}, ["--small-iters", "1e3"], "--small-iters"),
+             (regret, {}, ["-e", "16MiB"], "-e"),
+             (regret, {}, ["-e", "7"], "-e"),
+             (regret, {}, ["-e", "999999999G"], "-e"),
              (regret, {}, ["--burst", "4096"], "--burst"),
              (regret, {}, ["--placements", "2y1"], "placement")]
     for script, env, args, needle in cases:

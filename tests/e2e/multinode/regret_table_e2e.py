@@ -6,6 +6,7 @@ whose answers are known, one slow round that must not count, a failed
 wrong values that stop it."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,8 +15,8 @@ SCRIPT = os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts", "n
 K64, M1 = 64 << 10, 1 << 20
 
 
-def write(d, column, times, wrong=0):
-    """times: {bytes: [p50 of round 0, round 1, ...]}."""
+def write(d, column, times, wrong=0, sweep=""):
+    """times: {bytes: [p50 of round 0, round 1, ...]}; sweep: regret.sh's ".small" or ".large" files."""
     rounds = max(len(v) for v in times.values())
     for k in range(rounds):
         rows = [{"bytes": b, "wrong": wrong, "placement": "out-of-place", "per_iteration": {"p50_us": v[k]}}
@@ -23,7 +24,7 @@ def write(d, column, times, wrong=0):
         # In-place rows of the same run, 1000x slower: never part of a cell.
         rows += [dict(r, placement="in-place", per_iteration={"p50_us": r["per_iteration"]["p50_us"] * 1000})
                  for r in rows]
-        with open(os.path.join(d, f"{column}.r{k}.json"), "w") as f:
+        with open(os.path.join(d, f"{column}.r{k}{sweep}.json"), "w") as f:
             json.dump({"rows": rows}, f)
 
 
@@ -57,6 +58,21 @@ with tempfile.TemporaryDirectory() as root:
     expect(out, "| 64 KiB | 100.0 | ring 80.0 | 1.25 | ring 50.0 | 0.50x |",
            "| 1 MiB | 50.0 | halving_doubling 50.0 | 1.00 | ring 75.0 | 1.50x |",
            "| none | 2x2 | allreduce | 1.12 | 1.25 | 64 KiB |", "### 2 hosts x 2 ranks, unshaped")
+    # regret.sh's two sweeps per column: a small one and a large one, one row each.
+    s = os.path.join(root, "1gbit", "4x2", "broadcast")
+    os.makedirs(s)
+    write(s, "default", {8: [20, 20]}, sweep=".small")
+    write(s, "default", {K64: [90, 90]}, sweep=".large")
+    write(s, "algo-chain", {8: [10, 10]}, sweep=".small")
+    write(s, "algo-chain", {K64: [90, 90]}, sweep=".large")
+    write(s, "mpi", {8: [40, 40]}, sweep=".small")
+    write(s, "mpi", {K64: [180, 180]}, sweep=".large")
+    r = run(root)
+    if r.returncode != 0:
+        sys.exit(f"FAIL: exit {r.returncode}: {r.stderr}")
+    expect(r.stdout, "| 8 B | 20.0 | chain 10.0 | 2.00 | default 40.0 | 2.00x |",
+           "| 64 KiB | 90.0 | chain 90.0 | 1.00 | default 180.0 | 2.00x |")
+    shutil.rmtree(os.path.join(root, "1gbit"))
     # Wrong values in any column stop the table: its times mean nothing.
     write(d, "algo-ring", {K64: [80]}, wrong=3)
     r = run(d.rsplit(os.sep, 3)[0])
