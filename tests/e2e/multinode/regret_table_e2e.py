@@ -2,8 +2,9 @@
 """scripts/netns/regret_table.py computes regret and the ratio against Open
 MPI's best from the median of each column's rounds: synthetic result files
 whose answers are known, one slow round that must not count, a failed
-(unreadable) run that leaves a gap, in-place rows left out, and rows with
-wrong values that stop it."""
+(unreadable) run that leaves a gap, in-place rows left out, a column in
+regret.sh's two sweep files read as one, and rows with wrong values that
+stop it."""
 import json
 import os
 import shutil
