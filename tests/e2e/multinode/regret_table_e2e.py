@@ -2,9 +2,9 @@
 """scripts/netns/regret_table.py computes regret and the ratio against Open
 MPI's best from the median of each column's rounds: synthetic result files
 whose answers are known, one slow round that must not count, a failed
-(unreadable) run that leaves a gap, in-place rows left out, a column in
-regret.sh's two sweep files read as one, and rows with wrong values that
-stop it."""
+(unreadable) run that leaves a gap, in-place and 0 B rows left out, a
+column in regret.sh's two sweep files read as one, and rows with wrong
+values that stop it."""
 import json
 import os
 import shutil
@@ -62,9 +62,10 @@ with tempfile.TemporaryDirectory() as root:
     # regret.sh's two sweeps per column: a small one and a large one, one row each.
     s = os.path.join(root, "1gbit", "4x2", "broadcast")
     os.makedirs(s)
-    write(s, "default", {8: [20, 20]}, sweep=".small")
+    # A 0 B row (under one element per rank) is left out: it moves nothing.
+    write(s, "default", {0: [1, 1], 8: [20, 20]}, sweep=".small")
     write(s, "default", {K64: [90, 90]}, sweep=".large")
-    write(s, "algo-chain", {8: [10, 10]}, sweep=".small")
+    write(s, "algo-chain", {0: [0.1, 0.1], 8: [10, 10]}, sweep=".small")
     write(s, "algo-chain", {K64: [90, 90]}, sweep=".large")
     write(s, "mpi", {8: [40, 40]}, sweep=".small")
     write(s, "mpi", {K64: [180, 180]}, sweep=".large")
@@ -72,7 +73,9 @@ with tempfile.TemporaryDirectory() as root:
     if r.returncode != 0:
         sys.exit(f"FAIL: exit {r.returncode}: {r.stderr}")
     expect(r.stdout, "| 8 B | 20.0 | chain 10.0 | 2.00 | default 40.0 | 2.00x |",
-           "| 64 KiB | 90.0 | chain 90.0 | 1.00 | default 180.0 | 2.00x |")
+           "| 64 KiB | 90.0 | chain 90.0 | 1.00 | default 180.0 | 2.00x |", "| 1gbit | 4x2 | broadcast | 1.50 | 2.00 |")
+    if "| 0 B |" in r.stdout:
+        sys.exit(f"FAIL: a 0 B row in:\n{r.stdout}")
     shutil.rmtree(os.path.join(root, "1gbit"))
     # Wrong values in any column stop the table: its times mean nothing.
     write(d, "algo-ring", {K64: [80]}, wrong=3)
