@@ -85,7 +85,11 @@ if ((max_bytes < 8 || max_bytes > 1 << 40)); then
   echo "regret.sh: -e $max: expected 8 to 1024G bytes" >&2
   exit 64
 fi
-small_max=$((max_bytes < 32768 ? max_bytes : 32768))
+# The sweeps of every column, each "SUFFIX FIRST LAST ITERS": the large
+# one from 64 KiB, where the table's bandwidth range starts.
+large_from=65536
+sweeps=("small 8 $((max_bytes < large_from / 2 ? max_bytes : large_from / 2)) $small_iters")
+((max_bytes < large_from)) || sweeps+=("large $large_from $max_bytes $iters")
 [[ $warmup =~ ^(0|[1-9][0-9]{0,3})$ ]] || { echo "regret.sh: -w $warmup: expected 0-9999" >&2; exit 64; }
 if ! [[ $burst =~ ^[1-9][0-9]{4,8}$ ]] || ((burst < 65536)); then
   echo "regret.sh: --burst $burst: expected bytes, 65536 to 999999999" >&2
@@ -141,9 +145,6 @@ for shaping in $shapings; do
         dir=$out/$shaping/$p/$coll
         mkdir -p "$dir"
         common=("$coll" -f 2 -w "$warmup" --out-of-place --per-iteration -q -T 600)
-        # The sweeps, each "SUFFIX FIRST LAST ITERS".
-        sweeps=("small 8 $small_max $small_iters")
-        ((max_bytes < 65536)) || sweeps+=("large 65536 $max_bytes $iters")
         columns=("default")
         for a in $(algorithms_of "$coll"); do columns+=("algo-$a --algorithm $a"); done
         columns+=("mpi --backend mpi")
