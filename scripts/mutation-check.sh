@@ -117,6 +117,10 @@ mutation allgather_cma_skip_peer "$A/allgather/cma.cc" mpi_collectives_np4 allga
 # reduce-scatter
 mutation reducescatter_ring_wrong_own_block "$A/reduce_scatter/ring.cc" mpi_collectives_np4 reducescatter \
   's/const void\* own = at\(call\.send, blocks\.offset\(rb\) \* es\);/const void* own = at(call.send, blocks.offset(sb) * es);/'
+mutation reducescatter_recursive_halving_fixup_wrong_block "$A/reduce_scatter/recursive_halving.cc" mpi_collectives_np3 reducescatter \
+  's/acc \+ blocks\.offset\(out_rank\) \* es/acc + blocks.offset(me) * es/'
+mutation reducescatter_recursive_halving_unpacks_one_block "$A/reduce_scatter/recursive_halving.cc" mpi_collectives_np4_vnodes2 reducescatter \
+  's/      pos \+= len;/      pos += 0;/'
 mutation reducescatter_shm_direct_skip_peer "$A/reduce_scatter/shm_direct.cc" mpi_collectives_np4 reducescatter \
   's/\.data\(\), n, len,/.data(), n - 1, len,/'
 # broadcast

@@ -124,7 +124,7 @@ mpi_tuned_of() {
 tuned_name() {
   case $1 in
     broadcast) echo bcast ;;
-    reducescatter) echo reduce_scatter ;;
+    reducescatter) echo reduce_scatter_block ;;  # what smddp-bench's mpi backend calls
     *) echo "$1" ;;
   esac
 }

@@ -251,6 +251,37 @@ TEST(Schedule, AllgatherAndReduceScatterRings) {
   }
 }
 
+TEST(Schedule, RecursiveHalvingReduceScatterHalvesInsideTheHostFirst) {
+  // 2 hosts x 2 ranks: half the input to the host's other rank, then a
+  // quarter across (the ring sends three quarters over each host's link).
+  const uint64_t S = 1 << 20;
+  const Schedule s = make1(Collective::ReduceScatter, "recursive_halving", 2, 2, S);
+  ASSERT_EQ(s.steps.size(), 2u);
+  EXPECT_EQ(s.steps[0].tier, Tier::Shm);
+  EXPECT_EQ(s.steps[0].bytes, S / 2);
+  EXPECT_EQ(s.steps[0].reduced, S / 2);
+  EXPECT_EQ(s.steps[1].tier, Tier::Network);
+  EXPECT_EQ(s.steps[1].bytes, S / 4);
+  EXPECT_EQ(s.steps[1].reduced, S / 4);
+  EXPECT_EQ(s.steps[1].flows, 2);
+}
+
+TEST(Schedule, RecursiveHalvingReduceScatterFixUpForSixRanks) {
+  // 6 ranks: ranks 0 and 2 hand their whole input to 1 and 3 and get their
+  // block back. Virtual ranks 0 and 1 end with two blocks each, 2 and 3 with
+  // one. Mask 2 first (no node-mates: the larger mask): virtual rank 2 gives
+  // 0 and 1's four blocks, then virtual rank 0 gives 1's two.
+  const uint64_t S = 6 << 20;
+  const Schedule s = make1(Collective::ReduceScatter, "recursive_halving", 6, 1, S);
+  ASSERT_EQ(s.steps.size(), 4u);
+  const uint64_t bytes[] = {S, 2 * S / 3, S / 3, S / 6};
+  const uint64_t reduced[] = {S, 2 * S / 3, S / 3, 0};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(s.steps[i].bytes, bytes[i]) << i;
+    EXPECT_EQ(s.steps[i].reduced, reduced[i]) << i;
+  }
+}
+
 TEST(Schedule, RecursiveDoublingAndDirectAllgather) {
   const uint64_t S = 8 << 10;
   const Schedule rd = make1(Collective::AllGather, "recursive_doubling", 8, 1, S);

@@ -74,21 +74,29 @@ std::filesystem::path temp_dir() {
 // recursive doubling 2 messages and 2S bytes; halving-doubling 4 messages
 // and 1.5S; ring and sharded 6 messages and 1.5S; tree 4 messages and 4S.
 // So recursive doubling wins up to S = 4 alpha / beta (2a + 2Sb = 4a +
-// 1.5Sb), halving-doubling from there on, to any size.
+// 1.5Sb), halving-doubling from there, and the ring once it is within 2%
+// (kNearTie: 6a + 1.5Sb <= 1.02 (4a + 1.5Sb), S >= 6.4 MB).
 TEST(ModelTable, LatencyBoundSizesTakeTheFewestMessagesAndTheCrossoverIsClosedForm) {
-  const double alpha = 100, beta = 0.001;  // crossover at 400000 bytes
+  const double alpha = 100, beta = 0.001;  // crossovers at 400000 and 6400000 bytes
   const auto r = model_table::rank(network_model(alpha, beta), job(4, 1), {}, default_rules());
   const auto cross = rows(r, Collective::AllReduce, GroupKind::Cross);
-  ASSERT_EQ(cross.size(), 2u);
+  ASSERT_EQ(cross.size(), 3u);
   EXPECT_EQ(cross[0].candidates.front(), "recursive_doubling");
   // The last grid size (a power of two) below the closed-form crossover.
   EXPECT_EQ(cross[0].max_bytes, size_t{262144});
   EXPECT_EQ(cross[1].candidates.front(), "halving_doubling");
-  EXPECT_EQ(cross[1].max_bytes, kAny);
+  EXPECT_EQ(cross[1].max_bytes, size_t{4194304});
+  EXPECT_EQ(cross[2].candidates.front(), "ring");
+  EXPECT_EQ(cross[2].max_bytes, kAny);
   // Its predictions are the closed form's, at the range's largest size.
   ASSERT_GE(cross[0].predicted_us.size(), 2u);
   EXPECT_DOUBLE_EQ(cross[0].predicted_us[0], 2 * alpha + 2 * 262144 * beta);
   EXPECT_DOUBLE_EQ(cross[0].predicted_us[1], 4 * alpha + 1.5 * 262144 * beta);
+  // The ring's row names it first and halving-doubling, 2% faster or less, next.
+  ASSERT_GE(cross[2].predicted_us.size(), 2u);
+  EXPECT_EQ(cross[2].candidates[1], "halving_doubling");
+  EXPECT_GT(cross[2].predicted_us[0], cross[2].predicted_us[1]);
+  EXPECT_LE(cross[2].predicted_us[0], 1.02 * cross[2].predicted_us[1]);
   // And the selector built from them picks accordingly.
   std::vector<SelectionRule> rules = r.rules;
   for (auto& d : default_rules()) rules.push_back(d);
@@ -102,27 +110,63 @@ TEST(ModelTable, LatencyBoundSizesTakeTheFewestMessagesAndTheCrossoverIsClosedFo
   EXPECT_EQ(first(8), "recursive_doubling");
   EXPECT_EQ(first(262144), "recursive_doubling");
   EXPECT_EQ(first(262145), "halving_doubling");
-  EXPECT_EQ(first(size_t{4} << 30), "halving_doubling");
+  EXPECT_EQ(first(4194304), "halving_doubling");
+  EXPECT_EQ(first(4194305), "ring");
+  EXPECT_EQ(first(size_t{4} << 30), "ring");
 }
 
 TEST(ModelTable, BandwidthBoundLinksTakeTheFewestBytesAtEverySize) {
-  // A message costs nothing next to a byte: 1.5S (halving-doubling: fewer
-  // messages than ring and sharded at equal bytes) beats 2S and 4S from 8 B.
+  // A message costs nothing next to a byte: the ring and halving-doubling
+  // (1.5S) tie and beat 2S and 4S from 8 B; the ring, first in the
+  // registry, takes the tie.
   const auto r = model_table::rank(network_model(1e-6, 1.0), job(4, 1), {}, default_rules());
   const auto cross = rows(r, Collective::AllReduce, GroupKind::Cross);
   ASSERT_FALSE(cross.empty());
   // Except at 8 B: 2 elements in 4 blocks, whose halves round to whole
-  // elements (halving-doubling's busiest rank moves 24 B, recursive
-  // doubling 16 B).
+  // elements (the busiest rank of halving-doubling and the ring moves
+  // 24 B, recursive doubling 16 B).
   ASSERT_LE(cross.size(), 2u);
   if (cross.size() == 2) {
     EXPECT_EQ(cross[0].max_bytes, 8u);
     EXPECT_EQ(cross[0].candidates.front(), "recursive_doubling");
   }
-  EXPECT_EQ(cross.back().candidates.front(), "halving_doubling");
+  EXPECT_EQ(cross.back().candidates.front(), "ring");
   EXPECT_EQ(cross.back().max_bytes, kAny);
   // Most bytes last: tree moves 4S.
   EXPECT_EQ(cross.back().candidates.back(), "tree");
+}
+
+// Reduce-scatter of S bytes (the whole input) on 6 hosts x 1 rank. The
+// ring: 5 steps of S/6. Recursive halving over 4 virtual ranks: the fix-up
+// (S), the halvings (2S/3 from the virtual rank that gives away both
+// two-block ranks, then S/3), the block back (S/6): 4 steps and 13S/6. So
+// recursive halving up to S = 3a / 4b (5a + 5Sb/6 = 4a + 13Sb/6), the ring
+// above. On 3 hosts the ring wins at every size (2 steps and 2S/3 against
+// 3 and 2S), on 2 hosts x 2 ranks recursive halving (2 steps, the second
+// of S/4 across, against 3 of S/4).
+TEST(ModelTable, ReduceScatterRecursiveHalvingUntilItsFixUpCostsMoreThanTheRing) {
+  const double alpha = 100, beta = 0.001;  // crossover at 75000 bytes
+  const auto six = rows(model_table::rank(network_model(alpha, beta), job(6, 1), {}, default_rules()),
+                        Collective::ReduceScatter, GroupKind::World);
+  ASSERT_EQ(six.size(), 2u);
+  EXPECT_EQ(six[0].candidates.front(), "recursive_halving");
+  EXPECT_EQ(six[0].max_bytes, size_t{65536});
+  EXPECT_EQ(six[1].candidates.front(), "ring");
+  EXPECT_EQ(six[1].max_bytes, kAny);
+  // The row's predictions at 64 KiB: 16384 floats, 2730 a rank (65520 B).
+  ASSERT_EQ(six[0].predicted_us.size(), 2u);
+  const double b = 65520;
+  EXPECT_NEAR(six[0].predicted_us[0], 4 * alpha + 13 * b / 6 * beta, 1e-9);
+  EXPECT_NEAR(six[0].predicted_us[1], 5 * alpha + 5 * b / 6 * beta, 1e-9);
+
+  const auto three = rows(model_table::rank(network_model(alpha, beta), job(3, 1), {}, default_rules()),
+                          Collective::ReduceScatter, GroupKind::World);
+  ASSERT_EQ(three.size(), 1u);
+  EXPECT_EQ(three[0].candidates.front(), "ring");
+  const auto two_by_two = rows(model_table::rank(network_model(alpha, beta), job(2, 2), {}, default_rules()),
+                               Collective::ReduceScatter, GroupKind::World);
+  ASSERT_EQ(two_by_two.size(), 1u);
+  EXPECT_EQ(two_by_two[0].candidates.front(), "recursive_halving");
 }
 
 // 4 hosts x 1 rank, broadcast of S bytes, ranked as the mean of a call in a

@@ -30,6 +30,7 @@ SMDDP_ALGORITHM(allgather_cma);
 
 SMDDP_ALGORITHM(reduce_scatter_shm_direct);
 SMDDP_ALGORITHM(reduce_scatter_ring);
+SMDDP_ALGORITHM(reduce_scatter_recursive_halving);
 
 SMDDP_ALGORITHM(broadcast_shm_direct);
 SMDDP_ALGORITHM(broadcast_tree);

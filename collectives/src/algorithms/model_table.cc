@@ -99,6 +99,15 @@ bool flows_one_way(Collective c) {
 
 constexpr size_t kDtypeSize = 4;  // float32, as smddp-bench's default rows
 
+// Predictions this close are a tie: where the model ties algorithms that
+// move the same bytes, in fewer steps or in more (at 1-16 MiB), the ring's
+// steady n-1 steps of a block measured 0-34% faster than halving-doubling
+// (allreduce, 8x1), recursive doubling (allgather, 4x1) and recursive
+// halving (reduce-scatter, 4x1) on 1 Gbit/s links; a step fewer is then
+// worth under 2% (docs/performance-history.md, "Reduce-scatter by
+// recursive halving").
+constexpr double kNearTie = 0.02;
+
 // One grid size: the accepting candidates, fastest first, with their times
 // (a single candidate is not drawn: time < 0).
 struct Point {
@@ -134,6 +143,15 @@ Point rank_one(const model::Model& m, const Selector& nested, Collective c, Grou
   // Ties keep the registry's order.
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (p.ranked.empty()) return p;
+  // Within kNearTie of the fastest the model cannot tell (its error is
+  // larger): the registry's order picks, which lists the ring first.
+  auto registry_index = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
+  auto pick = p.ranked.begin();
+  for (auto it = p.ranked.begin(); it != p.ranked.end() && it->first <= p.ranked.front().first * (1 + kNearTie); ++it) {
+    if (registry_index(it->second) < registry_index(pick->second)) pick = it;
+  }
+  std::rotate(p.ranked.begin(), pick, pick + 1);
   return p;
 }
 

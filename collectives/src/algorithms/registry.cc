@@ -104,6 +104,8 @@ std::vector<Algorithm> host_rows() {
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, reduce_scatter_shm_direct},
       {{C::ReduceScatter, "ring", "n-1 ring steps accumulating the travelling block", "none",
         kHost, kNoCuda}, accepts_any, reduce_scatter_ring},
+      {{C::ReduceScatter, "recursive_halving", "log2(n) exchanges of halving size, node-mates first (fewer bytes between nodes than the ring)",
+        "none", kHost, kNoCuda}, accepts_any, reduce_scatter_recursive_halving},
       {{C::Broadcast, "shm_direct", "the root stages chunks, the others copy them out, pipelined",
         "all ranks on one node", kHost, kNoCuda}, accepts_node_group, broadcast_shm_direct},
       {{C::Broadcast, "tree", "binomial tree from the root", "none", kHost, kNoCuda}, accepts_any,

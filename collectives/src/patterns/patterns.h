@@ -57,6 +57,10 @@ struct HalvingDoubling {
   int real_rank(int v) const;
   // The fix-up partner of a rank < 2*extra.
   int fixup_partner(int rank) const { return rank ^ 1; }
+  // Reduce-scatter's ownership: virtual rank v ends with the rank blocks
+  // [first_block(v), first_block(v + 1)): its real rank's, and below it
+  // that of its partner that sat out (v < extra). v = pof2 gives n.
+  int first_block(int v) const { return v < extra ? 2 * v : v + extra; }
   bool sits_out(int rank) const { return rank < 2 * extra && rank % 2 == 0; }
 };
 

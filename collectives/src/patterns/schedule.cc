@@ -92,6 +92,39 @@ void reduce_scatter_ring(Builder& b, Kind k, const Partition& blocks, const std:
   }
 }
 
+// reduce_scatter/recursive_halving.cc: halving-doubling's fix-up, log2 p
+// exchanges of the half of its virtual ranks' blocks a rank gives away,
+// then the sitting-out ranks' blocks back.
+void reduce_scatter_recursive_halving(Builder& b, Kind k, const Partition& blocks, const std::string& ph) {
+  const int n = group_size(b, k);
+  const size_t es = b.es();
+  const patterns::HalvingDoubling hd(n, b.hosts_of(k));
+  std::vector<Xfer> fix;
+  for (int r = 0; r < 2 * hd.extra; r += 2) fix.push_back({r, hd.fixup_partner(r), blocks.total * es});
+  if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, blocks.total * es);
+  auto bytes_of = [&](int w) { return (blocks.offset(hd.first_block(w + 1)) - blocks.offset(hd.first_block(w))) * es; };
+  int done = 0;
+  for (int mask : hd.masks) {
+    std::vector<Xfer> xs;
+    uint64_t reduced = 0;
+    for (int v = 0; v < hd.pof2; ++v) {
+      uint64_t give = 0, keep = 0;
+      for (int w = 0; w < hd.pof2; ++w) {
+        if ((w & done) == (v & done)) ((w & mask) == (v & mask) ? keep : give) += bytes_of(w);
+      }
+      xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), give});
+      reduced = std::max(reduced, keep);
+    }
+    b.transfers(k, ph + " halving", xs, reduced);
+    done |= mask;
+  }
+  for (Xfer& x : fix) {
+    std::swap(x.src, x.dst);
+    x.bytes = blocks.length(x.dst) * es;
+  }
+  if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, 0);
+}
+
 void allgather_ring(Builder& b, Kind k, const Partition& blocks, const std::string& ph) {
   const int n = group_size(b, k);
   for (int s = 0; s <= n - 2; ++s) {
@@ -407,6 +440,7 @@ void run(Builder& b, Collective c, const std::string& name, Kind k, const Data& 
       }
       return;
     case Collective::ReduceScatter:
+      if (name == "recursive_halving") return reduce_scatter_recursive_halving(b, k, d.blocks, ph);
       return reduce_scatter_ring(b, k, d.blocks, ph);
     case Collective::AllGather:
       if (name == "ring") return allgather_ring(b, k, d.blocks, ph);
