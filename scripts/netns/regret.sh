@@ -20,8 +20,10 @@
 #   mpi               Open MPI's default decision (--backend mpi)
 #   mpi-NAME          each of Open MPI's tuned algorithms for the
 #                     collective forced (--backend mpi:NAME; the names
-#                     ompi_info lists), one run each: one that cannot run
-#                     this placement fails alone
+#                     ompi_info lists for the MPI call smddp-bench makes:
+#                     reduce-scatter is MPI_Reduce_scatter_block), one
+#                     run each: one that cannot run this placement fails
+#                     alone
 # in K rounds, in an order that turns each round (forward from another
 # column on even rounds, backward on odd ones), and renders the markdown
 # with scripts/netns/regret_table.py: per size the default's p50, the best

@@ -99,13 +99,13 @@ bool flows_one_way(Collective c) {
 
 constexpr size_t kDtypeSize = 4;  // float32, as smddp-bench's default rows
 
-// Predictions this close are a tie: where the model ties algorithms that
-// move the same bytes, in fewer steps or in more (at 1-16 MiB), the ring's
-// steady n-1 steps of a block measured 0-34% faster than halving-doubling
-// (allreduce, 8x1), recursive doubling (allgather, 4x1) and recursive
-// halving (reduce-scatter, 4x1) on 1 Gbit/s links; a step fewer is then
-// worth under 2% (docs/performance-history.md, "Reduce-scatter by
-// recursive halving").
+// Predictions this close are a tie, broken by the registry's order (the
+// ring first). Where algorithms move the same bytes at 1-16 MiB, a step
+// fewer is worth under 2%, and on 1 Gbit/s links the ring's n-1 steps of a
+// block measured 11-34% faster than halving-doubling (allreduce, 8x1) and
+// steadier than recursive doubling (allgather) and recursive halving
+// (reduce-scatter) on 4x1 (docs/performance-history.md, "Reduce-scatter
+// by recursive halving").
 constexpr double kNearTie = 0.02;
 
 // One grid size: the accepting candidates, fastest first, with their times
@@ -144,8 +144,7 @@ Point rank_one(const model::Model& m, const Selector& nested, Collective c, Grou
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   if (p.ranked.empty()) return p;
-  // Within kNearTie of the fastest the model cannot tell (its error is
-  // larger): the registry's order picks, which lists the ring first.
+  // Within kNearTie of the fastest the model cannot tell (its error is larger).
   auto registry_index = [&](const std::string& n) { return std::find(names.begin(), names.end(), n) - names.begin(); };
   auto pick = p.ranked.begin();
   for (auto it = p.ranked.begin(); it != p.ranked.end() && it->first <= p.ranked.front().first * (1 + kNearTie); ++it) {
