@@ -69,7 +69,7 @@ void reduce_scatter_recursive_halving(Context& ctx, const Group& g, const Call& 
       give_bytes = 0;
       for (int w : give) {
         const auto [off, len] = span(w);
-        std::memcpy(packed + give_bytes, at(partial, off), len);
+        if (len) std::memcpy(packed + give_bytes, at(partial, off), len);  // empty blocks: no buffers
         give_bytes += len;
       }
       out = packed;
