@@ -51,6 +51,14 @@ int HalvingDoubling::virtual_rank(int rank) const {
 
 int HalvingDoubling::real_rank(int v) const { return v < extra ? 2 * v + 1 : v + extra; }
 
+void HalvingDoubling::split(int v, int done, int mask, std::vector<int>& keep, std::vector<int>& give) const {
+  keep.clear();
+  give.clear();
+  for (int w = 0; w < pof2; ++w) {
+    if ((w & done) == (v & done)) ((w & mask) == (v & mask) ? keep : give).push_back(w);
+  }
+}
+
 BinomialTree binomial_tree(int me, int root, int n) {
   BinomialTree t;
   int vr = mod(me - root, n);

@@ -61,6 +61,10 @@ struct HalvingDoubling {
   // [first_block(v), first_block(v + 1)): its real rank's, and below it
   // that of its partner that sat out (v < extra). v = pof2 gives n.
   int first_block(int v) const { return v < extra ? 2 * v : v + extra; }
+  // Recursive halving's step at `mask`, the masks in `done` behind it: the
+  // virtual ranks whose blocks v still holds, on its side of the mask
+  // (keep) and on its partner's (give), ascending.
+  void split(int v, int done, int mask, std::vector<int>& keep, std::vector<int>& give) const;
   bool sits_out(int rank) const { return rank < 2 * extra && rank % 2 == 0; }
 };
 

@@ -103,17 +103,20 @@ void reduce_scatter_recursive_halving(Builder& b, Kind k, const Partition& block
   for (int r = 0; r < 2 * hd.extra; r += 2) fix.push_back({r, hd.fixup_partner(r), blocks.total * es});
   if (!fix.empty()) b.transfers(k, ph + " fix-up", fix, blocks.total * es);
   auto bytes_of = [&](int w) { return (blocks.offset(hd.first_block(w + 1)) - blocks.offset(hd.first_block(w))) * es; };
+  auto sum = [&](const std::vector<int>& ws) {
+    uint64_t t = 0;
+    for (int w : ws) t += bytes_of(w);
+    return t;
+  };
   int done = 0;
+  std::vector<int> keep, give;
   for (int mask : hd.masks) {
     std::vector<Xfer> xs;
     uint64_t reduced = 0;
     for (int v = 0; v < hd.pof2; ++v) {
-      uint64_t give = 0, keep = 0;
-      for (int w = 0; w < hd.pof2; ++w) {
-        if ((w & done) == (v & done)) ((w & mask) == (v & mask) ? keep : give) += bytes_of(w);
-      }
-      xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), give});
-      reduced = std::max(reduced, keep);
+      hd.split(v, done, mask, keep, give);
+      xs.push_back({hd.real_rank(v), hd.real_rank(v ^ mask), sum(give)});
+      reduced = std::max(reduced, sum(keep));
     }
     b.transfers(k, ph + " halving", xs, reduced);
     done |= mask;

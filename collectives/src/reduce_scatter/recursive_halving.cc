@@ -50,14 +50,10 @@ void reduce_scatter_recursive_halving(Context& ctx, const Group& g, const Call& 
     return std::pair{lo * es, (hi - lo) * es};
   };
   const int v = hd.virtual_rank(me);
-  int done = 0;  // the masks behind us: we hold the virtual ranks w with (w & done) == (v & done)
+  int done = 0;  // the masks behind us
   std::vector<int> keep, give;
   for (int mask : hd.masks) {
-    keep.clear();
-    give.clear();
-    for (int w = 0; w < hd.pof2; ++w) {
-      if ((w & done) == (v & done)) ((w & mask) == (v & mask) ? keep : give).push_back(w);
-    }
+    hd.split(v, done, mask, keep, give);
     size_t keep_bytes = 0;
     for (int w : keep) keep_bytes += span(w).second;
     // What we give: straight from the sums when it is one run, else packed
