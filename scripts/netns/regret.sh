@@ -20,10 +20,10 @@
 #   mpi               Open MPI's default decision (--backend mpi)
 #   mpi-NAME          each of Open MPI's tuned algorithms for the
 #                     collective forced (--backend mpi:NAME; the names
-#                     ompi_info lists for the MPI call smddp-bench makes:
-#                     reduce-scatter is MPI_Reduce_scatter_block), one
-#                     run each: one that cannot run this placement fails
-#                     alone
+#                     smddp-bench --list-algorithms --backend mpi gives
+#                     for the MPI call it makes: reduce-scatter is
+#                     MPI_Reduce_scatter_block), one run each: one that
+#                     cannot run this placement fails alone
 # in K rounds, in an order that turns each round (forward from another
 # column on even rounds, backward on odd ones), and renders the markdown
 # with scripts/netns/regret_table.py: per size the default's p50, the best
@@ -97,7 +97,14 @@ if ! [[ $burst =~ ^[1-9][0-9]{4,8}$ ]] || ((burst < 65536)); then
   echo "regret.sh: --burst $burst: expected bytes, 65536 to 999999999" >&2
   exit 64
 fi
-[ -x "$bench" ] || { echo "regret.sh: no smddp-bench at $bench (--bench PATH)" >&2; exit 64; }
+if [ ! -f "$bench" ] || [ ! -x "$bench" ]; then
+  echo "regret.sh: no smddp-bench program at $bench (--bench PATH)" >&2
+  exit 64
+fi
+known=$("$bench" --list-algorithms | awk 'NR > 1 { print $1 }' | sort -u | tr '\n' ' ')
+for c in $collectives; do
+  [[ " $known" == *" $c "* ]] || { echo "regret.sh: collective '$c': expected one of: $known" >&2; exit 64; }
+done
 [ -n "$out" ] || out=$(mktemp -d /tmp/smddp-regret.XXXXXX)
 mkdir -p "$out"
 
@@ -116,19 +123,11 @@ trap '"$cluster" down >/dev/null 2>&1 || true' EXIT
 algorithms_of() {
   "$bench" --list-algorithms | awk -v c="$1" '$1 == c && $3 == "host" && !/all ranks on one node/ { print $2 }'
 }
-# Open MPI's tuned algorithms for a collective (its coll_tuned variable's
-# enumerators, as ompi_info lists them), without "ignore".
+# Open MPI's tuned algorithms that smddp-bench's --backend mpi:NAME forces
+# on a collective: smddp-bench names its MPI call's coll/tuned variable and
+# reads the choices from the MPI library it runs on.
 mpi_tuned_of() {
-  ompi_info --param coll tuned --level 9 2>/dev/null |
-    grep -A2 -F "parameter \"coll_tuned_$1_algorithm\"" | grep -F 'Valid values:' |
-    grep -o '[0-9]*:"[a-z_]*"' | sed 's/^[0-9]*:"//; s/"$//' | grep -vx ignore || true
-}
-tuned_name() {
-  case $1 in
-    broadcast) echo bcast ;;
-    reducescatter) echo reduce_scatter_block ;;  # what smddp-bench's mpi backend calls
-    *) echo "$1" ;;
-  esac
+  "$bench" --list-algorithms --backend mpi | awk -v c="$1" '$1 == c { print $2 }'
 }
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -150,7 +149,7 @@ for shaping in $shapings; do
         columns=("default")
         for a in $(algorithms_of "$coll"); do columns+=("algo-$a --algorithm $a"); done
         columns+=("mpi --backend mpi")
-        for a in $(mpi_tuned_of "$(tuned_name "$coll")"); do columns+=("mpi-$a --backend mpi:$a"); done
+        for a in $(mpi_tuned_of "$coll"); do columns+=("mpi-$a --backend mpi:$a"); done
         n=${#columns[@]}
         for ((r = 0; r < rounds; r++)); do
           for ((k = 0; k < n; k++)); do

@@ -46,6 +46,17 @@ std::unique_ptr<Backend> make_smddp_backend(Communicator& comm, const std::strin
 // rank); collective over MPI_COMM_WORLD then.
 std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned = "", const std::vector<Collective>& run = {},
                                           int group = -1);
+// What `--backend mpi:NAME` can force: each collective's MPI call as Open
+// MPI's coll/tuned names it (its coll_tuned_<call>_algorithm variable) and
+// the algorithms that variable offers, read from this MPI library through
+// MPI_T. Empty lists without coll/tuned. `smddp-bench --list-algorithms
+// --backend mpi` prints it, for scripts that time each one (regret.sh).
+struct MpiTunedAlgorithms {
+  Collective collective;
+  std::string call;
+  std::vector<std::string> algorithms;
+};
+std::vector<MpiTunedAlgorithms> mpi_tuned_algorithm_list();
 // CUDA builds only: NCCL on device local_rank % devices, its unique id spread
 // through `comm`; waits are bounded by comm.timeout().
 std::unique_ptr<Backend> make_nccl_backend(Communicator& comm);

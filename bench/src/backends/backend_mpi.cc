@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/backend.h"
@@ -292,6 +293,17 @@ void MpiBackend::run(const CollectiveArgs& a) {
 
 std::unique_ptr<Backend> make_mpi_backend(const std::string& tuned, const std::vector<Collective>& run, int group) {
   return std::make_unique<MpiBackend>(tuned, run, group);
+}
+
+std::vector<MpiTunedAlgorithms> mpi_tuned_algorithm_list() {
+  std::vector<MpiTunedAlgorithms> out;
+  for (const auto& call : kMpiCalls) {
+    if (call.tuned.empty()) continue;
+    auto names = mpi_tuned_algorithms(call.tuned);
+    std::erase(names, "ignore");  // value 0: no force, MPI's default decision (--backend mpi)
+    out.push_back({call.collective, std::string(call.tuned), std::move(names)});
+  }
+  return out;
 }
 
 }  // namespace smddp::bench

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "backends/backend.h"
 #include "smddp/algorithms.h"
 
 namespace smddp::bench {
@@ -49,6 +50,16 @@ void print_algorithms() {
   }
 }
 
+void print_mpi_algorithms() {
+  std::printf("%-14s %-19s %s\n", "collective", "algorithm", "Open MPI variable (--backend mpi:ALGORITHM forces it)");
+  for (const auto& c : mpi_tuned_algorithm_list()) {
+    for (const auto& a : c.algorithms) {
+      std::printf("%-14s %-19s coll_tuned_%s_algorithm\n", std::string(to_string(c.collective)).c_str(), a.c_str(),
+                  c.call.c_str());
+    }
+  }
+}
+
 // --list-algorithms --explain: the selection table the communicator built
 // (docs/bench.md, "Which algorithm runs").
 void print_selection(const SelectionTable& t) {
@@ -59,9 +70,9 @@ void print_selection(const SelectionTable& t) {
   } else {
     std::printf("# model parameters: %s\n", t.parameters.c_str());
     if (t.modelled_hosts != t.hosts || t.modelled_ranks_per_host != t.ranks_per_host) {
-      std::printf("# ranked on a proxy of %d hosts x %d ranks (docs/engine.md)\n", t.modelled_hosts,
-                  t.modelled_ranks_per_host);
+      std::printf("# ranked as %d hosts x %d ranks (docs/engine.md)\n", t.modelled_hosts, t.modelled_ranks_per_host);
     }
+    if (!t.ranked_on.empty()) std::printf("# %s (docs/engine.md)\n", t.ranked_on.c_str());
   }
   for (const auto& f : t.forced) std::printf("# forced for the caller's calls: %s\n", f.c_str());
   std::printf("%-14s %-6s %-23s %-19s %-11s %-19s %-11s %-9s %s\n", "collective", "group", "sizes", "algorithm",

@@ -253,7 +253,8 @@ void add_bench_options(CLI::App& app, BenchOptions& o, CliParts& parts) {
   app.add_flag("--out-of-place", parts.out_of_place, "Only out-of-place");
   app.add_flag("--both", parts.both, "Out-of-place and in-place (default)");
   app.add_flag("--per-iteration", o.per_iteration, "Time every iteration (as -I 1)");
-  app.add_flag("--list-algorithms", o.list_algorithms, "List the smddp algorithms and exit");
+  app.add_flag("--list-algorithms", o.list_algorithms,
+               "List the smddp algorithms and exit; with --backend mpi, the Open MPI algorithms mpi:NAME can force");
   app.add_flag("--explain", o.explain,
                "With --list-algorithms: connect the ranks and print, from rank 0, the selection table this job "
                "would use (size ranges, choice, predicted time against the runner-up, parameter source)");

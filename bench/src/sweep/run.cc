@@ -117,9 +117,19 @@ int parse_command_line(int argc, char** argv, BenchOptions& o) {
     return kExitOk;
   }
   if (o.explain && !o.list_algorithms) throw UsageError("--explain goes with --list-algorithms");
-  if (o.list_algorithms && !o.explain) {
-    print_algorithms();
-    return kExitOk;
+  if (o.list_algorithms) {  // one backend's algorithms: smddp's registry, or what mpi:NAME forces
+    if (parts.backend != "smddp" && parts.backend != "mpi") {
+      throw UsageError("--list-algorithms lists --backend smddp (the default) or mpi, not '" + parts.backend + "'");
+    }
+    if (parts.backend == "mpi") {
+      if (o.explain) throw UsageError("--explain is smddp's selection table; drop --backend mpi");
+      print_mpi_algorithms();
+      return kExitOk;
+    }
+    if (!o.explain) {
+      print_algorithms();
+      return kExitOk;
+    }
   }
   if (o.list_config) {
     config::print(stdout, config::kEngine | config::kBench, o.markdown);

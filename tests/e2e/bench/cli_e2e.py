@@ -109,6 +109,9 @@ BAD = [
     ([], {"SMDDP_MODEL_FILE": "/"}, "SMDDP_MODEL_FILE"),
     ([], {"SMDDP_MODEL_FILE": "/etc/hostname"}, "SMDDP_MODEL_FILE"),
     (["--explain"], {}, "--explain goes with --list-algorithms"),
+    (["--list-algorithms", "--backend", "nccl"], {}, "--list-algorithms lists --backend smddp (the default) or mpi"),
+    (["--list-algorithms", "--backend", "smddp,mpi"], {}, "not 'smddp,mpi'"),
+    (["--list-algorithms", "--explain", "--backend", "mpi"], {}, "drop --backend mpi"),
     ([], {"SMDDP_SHM_SLOT_BYTES": "1"}, "SMDDP_SHM_SLOT_BYTES"),
     ([], {"SMDDP_SHM_CELL_BYTES": "2G"}, "SMDDP_SHM_CELL_BYTES"),
     ([], {"SMDDP_BENCH_MEMORY": "lots"}, "SMDDP_BENCH_MEMORY"),
@@ -416,6 +419,44 @@ def check_split_run(what, r, groups_of, np, backends=1):
                 fail(f"{what}: busbw {busbw} is not per group of {g} (algbw {algbw}) in {f}")
     if "# Out of bounds values : 0 OK" not in r.stdout:
         fail(f"{what}: no '0 OK' footer\n{r.stdout}")
+
+
+def ompi_info_choices(call):
+    """Open MPI's own list of a coll_tuned variable's algorithms (ompi_info), without 'ignore'."""
+    r = run(["ompi_info", "--param", "coll", "tuned", "--level", "9"], timeout=60)
+    m = re.search(r'parameter "coll_tuned_%s_algorithm".*?Valid values: ([^\n]*)' % call, r.stdout, re.S)
+    if not m:
+        fail(f"ompi_info lists no coll_tuned_{call}_algorithm")
+    return [n for n in re.findall(r'\d+:"([\w-]+)"', m.group(1)) if n != "ignore"]
+
+
+def test_mpi_algorithms():
+    """--list-algorithms --backend mpi: per collective, the algorithms of the MPI call smddp-bench makes (its
+    coll/tuned variable) as ompi_info lists them; every one of them runs forced (--backend mpi:NAME)."""
+    r = ok("--list-algorithms --backend mpi", run([ARGS.bench, "--list-algorithms", "--backend", "mpi"]))
+    listed = {}
+    for line in r.stdout.splitlines()[1:]:
+        coll, algo, variable = line.split()
+        listed.setdefault(coll, ([], variable))[0].append(algo)
+    # The call behind each collective: reducescatter is MPI_Reduce_scatter_block, broadcast MPI_Bcast.
+    for coll, call in [("allreduce", "allreduce"), ("reducescatter", "reduce_scatter_block"),
+                       ("broadcast", "bcast"), ("allgather", "allgather"), ("alltoall", "alltoall")]:
+        algos, variable = listed.get(coll, ([], ""))
+        if variable != f"coll_tuned_{call}_algorithm" or algos != ompi_info_choices(call):
+            fail(f"{coll}: listed {algos} ({variable}); ompi_info's coll_tuned_{call}_algorithm: "
+                 f"{ompi_info_choices(call)}")
+    if "sendrecv" in listed:
+        fail("sendrecv has no coll/tuned algorithm, yet it is listed")
+    # Each one is accepted and runs: one job compares them all.
+    algos = listed["reducescatter"][0]
+    backends = ",".join(f"mpi:{a}" for a in algos)
+    r = ok("forced", run(mpirun(3, "reducescatter", "-b", "8", "-e", "1K", "-f", "8", *SMALL, "--backend", backends),
+                         timeout=120))
+    for a in algos:
+        if f"mpi:{a}" not in r.stdout:
+            fail(f"no rows of mpi:{a}:\n{r.stdout}")
+    print(f"{sum(len(a) for a, _ in listed.values())} algorithms of {len(listed)} collectives; "
+          f"{len(algos)} reduce-scatter algorithms ran")
 
 
 def test_split_groups():

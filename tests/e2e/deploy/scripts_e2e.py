@@ -428,7 +428,9 @@ def test_netns_bad_settings():
              (regret, {}, ["-e", "7"], "-e"),
              (regret, {}, ["-e", "999999999G"], "-e"),
              (regret, {}, ["--burst", "4096"], "--burst"),
-             (regret, {}, ["--placements", "2y1"], "placement")]
+             (regret, {}, ["--placements", "2y1"], "placement"),
+             (regret, {}, ["--bench", "/"], "--bench"),  # a directory is not a program
+             (regret, {}, ["--bench", ARGS.bench, "--collectives", "allreduce all_reduce"], "collective 'all_reduce'")]
     for script, env, args, needle in cases:
         r = subprocess.run(["bash", os.path.join(ARGS.root, script), *args],
                            env=clean_env(PATH=os.environ["PATH"], **env), capture_output=True, text=True, timeout=30)
