@@ -96,7 +96,8 @@ struct SelectionRange {
 struct SelectionTable {
   std::string parameters;  // where the model's parameters came from; empty: no model
   int hosts = 1, ranks_per_host = 1;  // the job
-  int modelled_hosts = 0, modelled_ranks_per_host = 0;  // the topology ranked (a proxy at scale)
+  int modelled_hosts = 0, modelled_ranks_per_host = 0;  // the topology ranked (at most 16 ranks a host)
+  std::string ranked_on;  // at scale: the proxies drawn and the host count their times are carried to
   std::string transport;
   std::vector<std::string> forced;  // SMDDP_ALGORITHM_<COLLECTIVE> settings in force
   std::vector<SelectionRange> ranges;

@@ -42,6 +42,10 @@ struct Step {
   // link carry a few bytes more than a rank sends, which is not 2 flows.
   double flows = 1;
   std::string phase;       // "reduce_scatter ring", "cross allreduce halving_doubling", ...
+  // The step runs this many times in a row. Only the cost model's proxies
+  // at scale (Options::cut_as_ranks) draw a run of alike steps once: the
+  // chain's steady state; every other schedule lists each step (1).
+  uint64_t repeat = 1;
 };
 
 struct Schedule {
@@ -54,6 +58,11 @@ struct Options {
   uint64_t shm_slot_bytes = 1 << 20;  // SMDDP_SHM_SLOT_BYTES' default: shm_direct's chunk
   bool dedicated_cores = true;        // every rank has a core (selector rows that need it)
   bool cma = true;                    // cross-memory attach allowed (SMDDP_CMA)
+  // > 0: this is a smaller proxy of a group of that many ranks (the cost
+  // model's proxies at scale): cuts the engine makes by the group's size
+  // (the chain's chunk) are made as for that group, and the chain's steady
+  // steps, alike, are one Step repeated.
+  int cut_as_ranks = 0;
 };
 
 // One transfer a step is summarised from, in world ranks: `messages`

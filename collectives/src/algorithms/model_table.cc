@@ -1,6 +1,7 @@
 #include "algorithms/model_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -115,14 +116,46 @@ struct Point {
   std::vector<std::pair<double, std::string>> ranked;
 };
 
-Point rank_one(const model::Model& m, const Selector& nested, Collective c, GroupKind group,
-               const schedule::Topology& topo, const schedule::Options& options, size_t bytes,
-               const std::vector<std::string>& names, std::vector<schedule::Transfer>& xs) {
+// A candidate's predicted time on topology `topo`; < 0 when its schedule
+// declines there.
+double predicted_on(const model::Model& m, const Selector& nested, Collective c, GroupKind group,
+                    const schedule::Topology& topo, const schedule::Options& options, size_t bytes,
+                    const std::string& name, std::vector<schedule::Transfer>& xs) {
+  const bool one_way = flows_one_way(c);
+  const schedule::Schedule s =
+      schedule::make_for(nested, c, name, topo, group, bytes, kDtypeSize, options, one_way ? &xs : nullptr);
+  if (!s.declined.empty()) return -1;
+  const double alone = model::predict_us(m, s);
+  return one_way ? (alone + (kRunOfCalls - 1) * model::predict_stream_us(m, s, xs)) / kRunOfCalls : alone;
+}
+
+// On the scale's own topology, or carried there from its proxies: never
+// under the largest proxy's time (more hosts never make a call faster), and
+// declined when any proxy declines.
+double carried_time(const model::Model& m, const Selector& nested, Collective c, GroupKind group, const Scale& scale,
+                    const schedule::Options& options, size_t bytes, const std::string& name,
+                    std::vector<schedule::Transfer>& xs) {
+  if (scale.proxies.empty()) return predicted_on(m, nested, c, group, scale.topology, options, bytes, name, xs);
+  schedule::Options as_job = options;
+  as_job.cut_as_ranks = group == GroupKind::Cross ? scale.topology.hosts : scale.topology.ranks();
+  double carried = 0, largest = 0;
+  for (size_t k = 0; k < scale.proxies.size(); ++k) {
+    const double t = predicted_on(m, nested, c, group, scale.proxies[k], as_job, bytes, name, xs);
+    if (t < 0) return -1;
+    carried += scale.weights[k] * t;
+    largest = t;
+  }
+  return std::max(carried, largest);
+}
+
+Point rank_one(const model::Model& m, const Selector& nested, Collective c, GroupKind group, const Scale& scale,
+               const schedule::Options& options, size_t bytes, const std::vector<std::string>& names,
+               std::vector<schedule::Transfer>& xs) {
   Point p{bytes, {}};
   std::vector<std::string> accepting;
   for (const auto& n : names) {
-    // The accept rule first: a declining algorithm is never drawn.
-    if (!find_algorithm(c, n)->accepts(schedule::modelled_shape(c, group, topo, bytes, options))) {
+    // The accept rule first, on the job's own topology: a declining algorithm is never drawn.
+    if (!find_algorithm(c, n)->accepts(schedule::modelled_shape(c, group, scale.topology, bytes, options))) {
       accepting.push_back(n);
     }
   }
@@ -131,14 +164,8 @@ Point rank_one(const model::Model& m, const Selector& nested, Collective c, Grou
     return p;
   }
   for (const auto& n : accepting) {
-    const bool one_way = flows_one_way(c);
-    const schedule::Schedule s =
-        schedule::make_for(nested, c, n, topo, group, bytes, kDtypeSize, options, one_way ? &xs : nullptr);
-    if (!s.declined.empty()) continue;
-    const double alone = model::predict_us(m, s);
-    p.ranked.emplace_back(one_way ? (alone + (kRunOfCalls - 1) * model::predict_stream_us(m, s, xs)) / kRunOfCalls
-                                  : alone,
-                          n);
+    const double t = carried_time(m, nested, c, group, scale, options, bytes, n, xs);
+    if (t >= 0) p.ranked.emplace_back(t, n);
   }
   // Ties keep the registry's order.
   std::stable_sort(p.ranked.begin(), p.ranked.end(),
@@ -157,13 +184,12 @@ Point rank_one(const model::Model& m, const Selector& nested, Collective c, Grou
 // The rows of one collective on one group kind: runs of grid sizes with the
 // same winner, merged.
 void rank_collective(const model::Model& m, const Selector& nested, Collective c, GroupKind group,
-                     const schedule::Topology& topo, const schedule::Options& options,
-                     std::vector<SelectionRule>& out) {
+                     const Scale& scale, const schedule::Options& options, std::vector<SelectionRule>& out) {
   const std::vector<std::string> names = schedule::algorithms(c);
   std::vector<Point> points;
   std::vector<schedule::Transfer> xs;  // kept across sizes: its pages are touched once
   for (size_t bytes = kGridMin; bytes <= kGridMax; bytes *= 2) {
-    Point p = rank_one(m, nested, c, group, topo, options, bytes, names, xs);
+    Point p = rank_one(m, nested, c, group, scale, options, bytes, names, xs);
     if (p.ranked.empty()) break;  // nothing accepts: the data rows decide from here
     points.push_back(std::move(p));
   }
@@ -183,17 +209,55 @@ void rank_collective(const model::Model& m, const Selector& nested, Collective c
   }
 }
 
+// The weights w that carry values on kProxyHosts to `hosts`: for each basis
+// function f of a + b H + c log2 H + d / H, sum_k w_k f(proxy_k) = f(hosts).
+std::vector<double> carry_weights(int hosts) {
+  constexpr size_t n = kProxyHosts.size();
+  auto basis = [](double h) { return std::array<double, n>{1.0, h, std::log2(h), 1.0 / h}; };
+  // Gauss-Jordan on [A^T | f(hosts)], A's row k the basis at proxy k.
+  std::array<std::array<double, n + 1>, n> a{};
+  const auto want = basis(hosts);
+  for (size_t j = 0; j < n; ++j) {
+    for (size_t k = 0; k < n; ++k) a[j][k] = basis(kProxyHosts[k])[j];
+    a[j][n] = want[j];
+  }
+  for (size_t i = 0; i < n; ++i) {
+    size_t pivot = i;
+    for (size_t r = i + 1; r < n; ++r) {
+      if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
+    }
+    std::swap(a[i], a[pivot]);
+    for (size_t r = 0; r < n; ++r) {
+      if (r == i) continue;
+      const double f = a[r][i] / a[i][i];
+      for (size_t col = i; col <= n; ++col) a[r][col] -= f * a[i][col];
+    }
+  }
+  std::vector<double> w(n);
+  for (size_t k = 0; k < n; ++k) w[k] = a[k][n] / a[k][k];
+  return w;
+}
+
 }  // namespace
 
 bool runs_on_cross(Collective c) { return c == Collective::AllReduce; }
 bool runs_on_node(Collective c) { return c == Collective::ReduceScatter || c == Collective::AllGather; }
 
-schedule::Topology modelled_topology(const JobShape& job) {
-  schedule::Topology t{std::max(job.hosts, 1), std::max(job.ranks_per_host, 1)};
-  if (t.ranks() <= kProxyRanks) return t;
-  t.ranks_per_host = std::min(t.ranks_per_host, kProxyRanksPerHost);
-  t.hosts = std::clamp(kProxyRanks / t.ranks_per_host, 2, std::max(job.hosts, 2));
-  return t;
+std::string Scale::text() const {
+  if (proxies.empty()) return "";
+  std::string hosts;
+  for (const auto& p : proxies) hosts += (hosts.empty() ? "" : ", ") + std::to_string(p.hosts);
+  return "drawn on " + hosts + " hosts x " + std::to_string(topology.ranks_per_host) + " ranks, carried to " +
+         std::to_string(topology.hosts) + " hosts";
+}
+
+Scale modelled_scale(const JobShape& job) {
+  Scale s;
+  s.topology = {std::max(job.hosts, 1), std::clamp(job.ranks_per_host, 1, kProxyRanksPerHost)};
+  if (s.topology.hosts <= kProxyHosts.back()) return s;
+  for (int h : kProxyHosts) s.proxies.push_back({h, s.topology.ranks_per_host});
+  s.weights = carry_weights(s.topology.hosts);
+  return s;
 }
 
 Parameters builtin(std::string_view transport) {
@@ -248,11 +312,17 @@ bool wants_link_probe(const JobShape& job) {
          (job.transport == "socket" || job.transport == "mpi");
 }
 
+double predicted_at(const model::Model& m, const Selector& nested, Collective c, GroupKind group, const Scale& scale,
+                    size_t bytes, const std::string& algorithm, const schedule::Options& options) {
+  std::vector<schedule::Transfer> xs;
+  return carried_time(m, nested, c, group, scale, options, bytes, algorithm, xs);
+}
+
 Ranked rank(const Parameters& p, const JobShape& job, const std::vector<SelectionRule>& front,
             const std::vector<SelectionRule>& back) {
   Ranked out;
   out.parameters = p.source;
-  out.topology = modelled_topology(job);
+  out.scale = modelled_scale(job);
   if (job.hosts < 2) return out;
   schedule::Options options;
   options.shm_slot_bytes = config::bytes("SMDDP_SHM_SLOT_BYTES");
@@ -270,13 +340,13 @@ Ranked rank(const Parameters& p, const JobShape& job, const std::vector<Selectio
   {
     const Selector nested = with({});
     for (Collective c : all_collectives()) {
-      if (runs_on_cross(c)) rank_collective(p.model, nested, c, GroupKind::Cross, out.topology, options, cross);
+      if (runs_on_cross(c)) rank_collective(p.model, nested, c, GroupKind::Cross, out.scale, options, cross);
     }
   }
   const Selector nested = with(cross);
   std::vector<SelectionRule> world;
   for (Collective c : all_collectives()) {
-    rank_collective(p.model, nested, c, GroupKind::World, out.topology, options, world);
+    rank_collective(p.model, nested, c, GroupKind::World, out.scale, options, world);
   }
   out.rules = std::move(cross);
   for (auto& r : world) out.rules.push_back(std::move(r));

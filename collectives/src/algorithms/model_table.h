@@ -9,6 +9,7 @@
 // rules up as any other (selector.h), never evaluating the model.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -22,17 +23,30 @@ namespace smddp::model_table {
 // largest grid size; above 1 GiB the last range holds).
 inline constexpr size_t kGridMin = 8;
 inline constexpr size_t kGridMax = size_t{1} << 30;
-// Drawing a schedule costs steps x ranks (a ring over 512 ranks: about 14 ms
-// a size), so a job of more than kProxyRanks ranks is ranked on a proxy of
-// the same ranks per host (at most kProxyRanksPerHost) and fewer hosts
-// (at least 2): setup stays in milliseconds at any scale, at the cost of
-// algorithms whose step count grows with the hosts (ring) being ranked at
-// the proxy's host count (docs/engine.md).
-inline constexpr int kProxyRanks = 64;
+// Drawing a schedule costs steps x ranks (a ring over 512 ranks: about 14
+// ms a size), so a job of more than kProxyHosts.back() hosts is drawn on
+// proxies of kProxyHosts hosts (its ranks per host, as every job at most
+// kProxyRanksPerHost), and each candidate's time is carried to the job's
+// host count H by the function a + b H + c log2 H + d / H that meets the
+// four proxies' times. A schedule's terms are such functions of H (steps:
+// the ring's and the chain's n - 1, the trees' and the halvings' log2 n;
+// bytes: (n - 1) / n of the vector), so the carried time is the one drawn
+// at full scale (docs/engine.md, "Cost at setup", for how close;
+// ModelTable.CarriedTimesMatchFullScaleDrawings).
+inline constexpr std::array<int, 4> kProxyHosts = {2, 4, 8, 16};
 inline constexpr int kProxyRanksPerHost = 16;
 
-// The topology ranked for the job: its own, or the proxy.
-schedule::Topology modelled_topology(const JobShape& job);
+struct Scale {
+  schedule::Topology topology;              // the job's (ranks per host at most kProxyRanksPerHost)
+  std::vector<schedule::Topology> proxies;  // empty: drawn on `topology` itself
+  std::vector<double> weights;              // time on `topology`: the sum of weights[k] x time on proxies[k]
+  std::string text() const;                 // "" when drawn on the job's own topology; else how
+};
+Scale modelled_scale(const JobShape& job);
+// One algorithm's predicted time on a scale, as the table ranks it (nested
+// steps take `nested`'s choices); < 0 when its schedule declines there.
+double predicted_at(const model::Model& m, const Selector& nested, Collective c, GroupKind group, const Scale& scale,
+                    size_t bytes, const std::string& algorithm, const schedule::Options& options = {});
 
 // The collectives the engine runs on the cross-node groups (hierarchical
 // and sharded's nested allreduce) and on a node's ranks (their node phases).
@@ -66,7 +80,7 @@ Parameters builtin(std::string_view transport);
 struct Ranked {
   std::vector<SelectionRule> rules;  // cross-node rows, then world rows
   std::string parameters;             // Parameters::source
-  schedule::Topology topology;        // the topology ranked
+  Scale scale;                        // the topology ranked, and how
 };
 // The model's rows for the job. `front` (the tuning file's rules) and `back`
 // (the data rows) make the nested steps' choices with the cross-node rows,

@@ -236,8 +236,9 @@ Selector Selector::from_environment(const JobShape& job) {
   for (const auto& r : back) rules.push_back(r);
   Selector s(rules);
   s.parameters_ = ranked.parameters;
-  s.modelled_hosts_ = ranked.topology.hosts;
-  s.modelled_ranks_per_host_ = ranked.topology.ranks_per_host;
+  s.modelled_hosts_ = ranked.scale.topology.hosts;
+  s.modelled_ranks_per_host_ = ranked.scale.topology.ranks_per_host;
+  s.ranked_on_ = ranked.scale.text();
   s.force_from_environment();
   return s;
 }
@@ -279,6 +280,7 @@ SelectionTable Selector::table(const JobShape& job) const {
   t.ranks_per_host = job.ranks_per_host;
   t.modelled_hosts = modelled_hosts_;
   t.modelled_ranks_per_host = modelled_ranks_per_host_;
+  t.ranked_on = ranked_on_;
   t.transport = job.transport;
   for (Collective c : all_collectives()) {
     if (!forced_var_[static_cast<int>(c)].empty()) t.forced.push_back(forced_var_[static_cast<int>(c)]);

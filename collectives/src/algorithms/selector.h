@@ -111,6 +111,7 @@ class Selector {
   std::string forced_var_[kNumCollectives];
   std::string parameters_;  // where the model's parameters came from; empty: no model
   int modelled_hosts_ = 0, modelled_ranks_per_host_ = 0;
+  std::string ranked_on_;  // model_table::Scale::text()
 };
 
 // Throws UsageError unless `a` handles the call's memory and accepts it.

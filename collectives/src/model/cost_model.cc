@@ -42,6 +42,7 @@ Terms terms(const schedule::Step& s) {
   x[index(s.tier, 1)] = static_cast<double>(s.bytes) * flows;
   x[index(s.tier, 2)] = static_cast<double>(s.reduced);
   x[index(s.tier, 3)] = 1;
+  for (double& v : x) v *= static_cast<double>(s.repeat);
   return x;
 }
 

@@ -189,8 +189,13 @@ void broadcast_chain(Builder& b, Kind k, uint64_t count, int root, const std::st
   const int n = group_size(b, k);
   const size_t es = b.es();
   const std::vector<int> order = patterns::chain_order(root, b.hosts_of(k), n);
-  const uint64_t chunk = patterns::chain_chunk(count, es, n);
+  const int cut_as = b.options().cut_as_ranks > 0 ? b.options().cut_as_ranks : n;
+  const uint64_t chunk = patterns::chain_chunk(count, es, cut_as);
   const uint64_t chunks = n > 1 ? ceil_div(count, chunk) : 0;
+  // Steps n-2 .. chunks-2 run every hop with a whole chunk: alike. A proxy
+  // cut as a far longer chain draws them once, repeated (tens of thousands).
+  const uint64_t steady_from = static_cast<uint64_t>(n - 2);
+  const bool draw_steady_once = b.options().cut_as_ranks > 0 && chunks > steady_from + 1;
   for (uint64_t t = 0; chunks > 0 && t + 1 < chunks + n - 1; ++t) {
     std::vector<Xfer> xs;
     for (int p = 0; p + 1 < n; ++p) {
@@ -198,7 +203,9 @@ void broadcast_chain(Builder& b, Kind k, uint64_t count, int root, const std::st
       const uint64_t i = t - p;
       xs.push_back({order[p], order[p + 1], std::min(chunk, count - i * chunk) * es});
     }
-    b.transfers(k, ph, xs, 0);
+    const uint64_t repeat = draw_steady_once && t == steady_from ? chunks - 1 - steady_from : 1;
+    b.transfers(k, ph, xs, 0, repeat);
+    t += repeat - 1;
   }
 }
 

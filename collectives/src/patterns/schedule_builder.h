@@ -71,12 +71,15 @@ class Builder {
 
   // One step of `xs` run by every group of `k` at once (by the groups of
   // the class being run, inside classes()).
-  void transfers(Kind k, std::string phase, const std::vector<Xfer>& xs, uint64_t reduced) {
+  // `repeat`: the same step that many times in a row (Step::repeat).
+  void transfers(Kind k, std::string phase, const std::vector<Xfer>& xs, uint64_t reduced, uint64_t repeat = 1) {
     if (pending_) {
+      if (repeat != 1) throw Error("schedule: a repeated step inside classes()");
       pending_->push_back({k, std::move(phase), xs, reduced, class_});
       return;
     }
     emit(k, phase, {{&xs, nullptr}}, reduced);
+    out_.back().repeat = repeat;
   }
 
   // Groups of kind `k` that run at once but on different data (the cross
