@@ -101,7 +101,11 @@ if [ ! -f "$bench" ] || [ ! -x "$bench" ]; then
   echo "regret.sh: no smddp-bench program at $bench (--bench PATH)" >&2
   exit 64
 fi
-known=$("$bench" --list-algorithms | awk 'NR > 1 { print $1 }' | sort -u | tr '\n' ' ')
+known=$("$bench" --list-algorithms 2>/dev/null | awk 'NR > 1 { print $1 }' | sort -u | tr '\n' ' ') || known=""
+if [ -z "$known" ]; then
+  echo "regret.sh: $bench --list-algorithms lists no collective: not smddp-bench (--bench PATH)" >&2
+  exit 64
+fi
 for c in $collectives; do
   [[ " $known" == *" $c "* ]] || { echo "regret.sh: collective '$c': expected one of: $known" >&2; exit 64; }
 done

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,9 +14,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "algorithms/model_table.h"
+#include "algorithms/registry.h"
 #include "algorithms/selector.h"
 #include "patterns/schedule_for.h"
 #include "smddp/config.h"
@@ -288,42 +291,68 @@ TEST(ModelTable, ScaleDrawnInFullUpTo16HostsCarriedFromProxiesAbove) {
   EXPECT_NEAR(hosts, 1024, 1e-6);
   EXPECT_NEAR(logs, 10, 1e-6);
   EXPECT_EQ(big.text(), "drawn on 2, 4, 8, 16 hosts x 8 ranks, carried to 1024 hosts");
+  // Off powers of two, proxies that are too (their fix-up steps drawn), and floor(log2 H) in the basis.
+  const auto odd = model_table::modelled_scale(job(1000, 8));
+  ASSERT_EQ(odd.proxies.size(), model_table::kProxyHostsOffPowersOfTwo.size());
+  double odd_logs = 0;
+  for (size_t k = 0; k < odd.proxies.size(); ++k) {
+    EXPECT_FALSE(std::has_single_bit(unsigned(odd.proxies[k].hosts)));
+    odd_logs += odd.weights[k] * std::floor(std::log2(odd.proxies[k].hosts));
+  }
+  EXPECT_NEAR(odd_logs, 9, 1e-6);
   const auto wide = model_table::modelled_scale(job(4, 256));
   EXPECT_EQ(wide.topology.ranks_per_host, model_table::kProxyRanksPerHost);
   EXPECT_EQ(wide.topology.hosts, 4);
 }
 
-// The carried time is the one drawn at full scale, on 32 x 4 and 64 x 2
-// ranks with the socket and the fabric figures, every host algorithm of
-// every collective from 8 B to 1 GiB: within 1% from 1 KiB to 8 MiB, within
-// 12% at all sizes (below 1 KiB some ranks hold no element; from 16 MiB
-// sharded's 2 MiB pipeline chunks of a sub-shard, 1/hosts of the vector,
-// and slot-sized messages round per proxy), and the fastest algorithm the
-// same at every size.
+// The carried time against the one drawn at full scale, with the socket
+// and the fabric figures, every host algorithm of every collective that
+// accepts the job, 8 B to 1 GiB. Host counts that are powers of two (32 x 4,
+// 64 x 2): within 1% from 1 KiB to 8 MiB, within 12% at every size (below 1
+// KiB some ranks hold no element; from 16 MiB sharded's 2 MiB pipeline
+// chunks of a 1/H sub-shard and slot-sized messages round per proxy), and
+// the fastest algorithm the same at every size. Other host counts (24 x 4,
+// 20 x 6, 24 x 1; proxies of 3-33 hosts): within 35%, and the carried choice
+// at most 5% slower than the fastest at full scale (when written: the
+// largest differences 30% for recursive doubling on 20 x 6, whose 120 ranks
+// are off a power of two by another share than the proxies', 10% for
+// recursive halving on 24 x 4; the carried choice at most 1.1% slower).
 TEST(ModelTable, CarriedTimesMatchFullScaleDrawings) {
   const Selector nested(default_rules());
   for (const char* transport : {"socket", "fabric"}) {
     const auto p = model_table::builtin(transport);
-    for (auto [hosts, per_host] : {std::pair{32, 4}, std::pair{64, 2}}) {
+    for (auto [hosts, per_host] : {std::pair{32, 4}, std::pair{64, 2}, std::pair{24, 4}, std::pair{20, 6},
+                                   std::pair{24, 1}}) {
       const auto carried = model_table::modelled_scale(job(hosts, per_host));
       ASSERT_FALSE(carried.proxies.empty());
       const model_table::Scale full{carried.topology, {}, {}};
+      const bool power_of_two = std::has_single_bit(unsigned(hosts));
       for (Collective c : all_collectives()) {
         for (size_t bytes = 8; bytes <= (size_t{1} << 30); bytes *= 2) {
           const std::string where = std::string(transport) + " " + std::string(to_string(c)) + " " +
                                     std::to_string(hosts) + "x" + std::to_string(per_host) + " " +
                                     std::to_string(bytes) + " B ";
-          const double tolerance = bytes >= 1024 && bytes <= (8 << 20) ? 0.01 : 0.12;
+          const double tolerance = !power_of_two ? 0.35 : bytes >= 1024 && bytes <= (8 << 20) ? 0.01 : 0.12;
+          std::map<std::string, double> at_full;
           std::pair<double, std::string> fastest_full{1e300, ""}, fastest_carried{1e300, ""};
           for (const auto& name : schedule::algorithms(c)) {
+            if (find_algorithm(c, name)->accepts(
+                    schedule::modelled_shape(c, GroupKind::World, full.topology, bytes, schedule::Options{}))) {
+              continue;  // declines the job
+            }
             const double want = model_table::predicted_at(p.model, nested, c, GroupKind::World, full, bytes, name);
             const double got = model_table::predicted_at(p.model, nested, c, GroupKind::World, carried, bytes, name);
-            if (want < 0) continue;  // declines at this scale
             EXPECT_NEAR(got, want, tolerance * want) << where << name;
+            at_full[name] = want;
             fastest_full = std::min(fastest_full, {want, name});
             fastest_carried = std::min(fastest_carried, {got, name});
           }
-          EXPECT_EQ(fastest_carried.second, fastest_full.second) << where;
+          if (power_of_two) {
+            EXPECT_EQ(fastest_carried.second, fastest_full.second) << where;
+          } else if (!at_full.empty()) {
+            EXPECT_LE(at_full[fastest_carried.second], 1.05 * fastest_full.first)
+                << where << fastest_carried.second << " carried, " << fastest_full.second << " at full scale";
+          }
         }
       }
     }
@@ -344,17 +373,17 @@ TEST(ModelTable, CarriedTimesMatchFullScaleDrawings) {
 
 // What the proxy of 8 hosts x 8 ranks got wrong at 1024 x 8: the chain for
 // a 1 MiB broadcast (8,191 hops alone) and the ring's 2n - 2 steps where the
-// model ties it with halving-doubling. Carried to 1024 hosts they cost what
-// they cost there.
+// model ties it with halving-doubling. Carried to 1024 hosts (and 1000) they
+// cost what they cost there.
 TEST(ModelTable, AtScaleNoChainAndNoRingWhereTheirStepsDominate) {
-  for (const char* transport : {"socket", "fabric"}) {
-    const auto j = job(1024, 8, transport);
+  for (auto [transport, hosts] : {std::pair{"socket", 1024}, {"fabric", 1024}, {"socket", 1000}}) {
+    const auto j = job(hosts, 8, transport);
     const auto r = model_table::rank(model_table::builtin(transport), j, {}, default_rules());
     const Selector s(r.rules);
     CallShape shape;
     shape.group = GroupKind::World;
-    shape.group_size = 8192;
-    shape.nodes = 1024;
+    shape.group_size = hosts * 8;
+    shape.nodes = hosts;
     shape.ranks_per_node = 8;
     shape.uniform_nodes = true;
     shape.collective = Collective::Broadcast;
@@ -365,9 +394,9 @@ TEST(ModelTable, AtScaleNoChainAndNoRingWhereTheirStepsDominate) {
       shape.bytes = bytes;
       EXPECT_NE(s.choose(shape, "auto").info.name, "ring") << transport << " " << bytes;
     }
-    // Nor inside hierarchical or sharded, on the 1024-host cross groups.
+    // Nor inside hierarchical or sharded, on the cross groups (one rank a host).
     shape.group = GroupKind::Cross;
-    shape.group_size = 1024;
+    shape.group_size = hosts;
     EXPECT_NE(s.choose(shape, "auto").info.name, "ring") << transport;
   }
 }

@@ -1,6 +1,7 @@
 #include "algorithms/model_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -130,8 +131,8 @@ double predicted_on(const model::Model& m, const Selector& nested, Collective c,
 }
 
 // On the scale's own topology, or carried there from its proxies: never
-// under the largest proxy's time (more hosts never make a call faster), and
-// declined when any proxy declines.
+// under the time of the largest proxy not above the job (more hosts never
+// make a call faster), and declined when any proxy declines.
 double carried_time(const model::Model& m, const Selector& nested, Collective c, GroupKind group, const Scale& scale,
                     const schedule::Options& options, size_t bytes, const std::string& name,
                     std::vector<schedule::Transfer>& xs) {
@@ -143,7 +144,7 @@ double carried_time(const model::Model& m, const Selector& nested, Collective c,
     const double t = predicted_on(m, nested, c, group, scale.proxies[k], as_job, bytes, name, xs);
     if (t < 0) return -1;
     carried += scale.weights[k] * t;
-    largest = t;
+    if (scale.proxies[k].hosts <= scale.topology.hosts) largest = t;
   }
   return std::max(carried, largest);
 }
@@ -209,16 +210,24 @@ void rank_collective(const model::Model& m, const Selector& nested, Collective c
   }
 }
 
-// The weights w that carry values on kProxyHosts to `hosts`: for each basis
-// function f of a + b H + c log2 H + d / H, sum_k w_k f(proxy_k) = f(hosts).
-std::vector<double> carry_weights(int hosts) {
-  constexpr size_t n = kProxyHosts.size();
-  auto basis = [](double h) { return std::array<double, n>{1.0, h, std::log2(h), 1.0 / h}; };
+// The weights w that carry values on `proxies` to `hosts`: for each basis
+// function f, sum_k w_k f(proxy_k) = f(hosts). The basis: 1, H, floor(log2
+// H) and 1 / H; off powers of two also 1 / 2^floor(log2 H) (the halvings
+// cut the vector by the power of two below the group's size, the ring by
+// the size itself).
+std::vector<double> carry_weights(int hosts, const std::vector<int>& proxies) {
+  const size_t n = proxies.size();
+  auto basis = [n](int h) {
+    const int log = std::bit_width(unsigned(h)) - 1;
+    std::vector<double> f{1.0, static_cast<double>(h), static_cast<double>(log), 1.0 / h, 1.0 / (1 << log)};
+    f.resize(n);
+    return f;
+  };
   // Gauss-Jordan on [A^T | f(hosts)], A's row k the basis at proxy k.
-  std::array<std::array<double, n + 1>, n> a{};
+  std::vector<std::vector<double>> a(n, std::vector<double>(n + 1));
   const auto want = basis(hosts);
   for (size_t j = 0; j < n; ++j) {
-    for (size_t k = 0; k < n; ++k) a[j][k] = basis(kProxyHosts[k])[j];
+    for (size_t k = 0; k < n; ++k) a[j][k] = basis(proxies[k])[j];
     a[j][n] = want[j];
   }
   for (size_t i = 0; i < n; ++i) {
@@ -254,9 +263,13 @@ std::string Scale::text() const {
 Scale modelled_scale(const JobShape& job) {
   Scale s;
   s.topology = {std::max(job.hosts, 1), std::clamp(job.ranks_per_host, 1, kProxyRanksPerHost)};
-  if (s.topology.hosts <= kProxyHosts.back()) return s;
-  for (int h : kProxyHosts) s.proxies.push_back({h, s.topology.ranks_per_host});
-  s.weights = carry_weights(s.topology.hosts);
+  const int hosts = s.topology.hosts;
+  if (hosts <= kProxyHosts.back()) return s;
+  const std::vector<int> proxies = std::has_single_bit(unsigned(hosts))
+                                       ? std::vector<int>(kProxyHosts.begin(), kProxyHosts.end())
+                                       : std::vector<int>(kProxyHostsOffPowersOfTwo.begin(), kProxyHostsOffPowersOfTwo.end());
+  for (int h : proxies) s.proxies.push_back({h, s.topology.ranks_per_host});
+  s.weights = carry_weights(hosts, proxies);
   return s;
 }
 

@@ -194,8 +194,8 @@ void broadcast_chain(Builder& b, Kind k, uint64_t count, int root, const std::st
   const uint64_t chunks = n > 1 ? ceil_div(count, chunk) : 0;
   // Steps n-2 .. chunks-2 run every hop with a whole chunk: alike. A proxy
   // cut as a far longer chain draws them once, repeated (tens of thousands).
-  const uint64_t steady_from = static_cast<uint64_t>(n - 2);
-  const bool draw_steady_once = b.options().cut_as_ranks > 0 && chunks > steady_from + 1;
+  const uint64_t steady_from = n > 1 ? static_cast<uint64_t>(n - 2) : 0;
+  const bool draw_steady_once = b.options().cut_as_ranks > 0 && chunks > steady_from + 1;  // n > 1 when chunks > 0
   for (uint64_t t = 0; chunks > 0 && t + 1 < chunks + n - 1; ++t) {
     std::vector<Xfer> xs;
     for (int p = 0; p + 1 < n; ++p) {

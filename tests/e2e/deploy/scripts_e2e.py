@@ -430,6 +430,7 @@ def test_netns_bad_settings():
              (regret, {}, ["--burst", "4096"], "--burst"),
              (regret, {}, ["--placements", "2y1"], "placement"),
              (regret, {}, ["--bench", "/"], "--bench"),  # a directory is not a program
+             (regret, {}, ["--bench", "/bin/false"], "not smddp-bench"),
              (regret, {}, ["--bench", ARGS.bench, "--collectives", "allreduce all_reduce"], "collective 'all_reduce'")]
     for script, env, args, needle in cases:
         r = subprocess.run(["bash", os.path.join(ARGS.root, script), *args],
