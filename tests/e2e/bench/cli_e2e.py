@@ -390,7 +390,14 @@ def test_explain():
                  if l.startswith("allreduce ") and fields(l)[1] == "world"]
         if len(world) != 1 or world[0][3] != "tree" or "SMDDP_TUNING_FILE" not in world[0][4]:
             fail(f"the tuning file's rule does not come first: {world}")
-    print("--explain: the table, its sources, the model file and the tuning file")
+    # 17 virtual hosts, one rank each: past 16 hosts the table is drawn on
+    # proxies (off powers of two: 3-33 hosts) and carried to 17.
+    r = ok("--explain on 17 hosts", run(mpirun(17, "--list-algorithms", "--explain"),
+                                         env={"SMDDP_RANKS_PER_NODE": "1"}, timeout=180))
+    if "# drawn on 3, 5, 9, 17, 33 hosts x 1 ranks, carried to 17 hosts" not in r.stdout or \
+            "17 host(s) x 1 rank(s)" not in r.stdout or not re.search(r"^allreduce +world", r.stdout, re.M):
+        fail(f"17 hosts: {r.stdout[:1500]!r}")
+    print("--explain: the table, its sources, the model file and the tuning file; 17 hosts carried from proxies")
 
 
 def table_rows(stdout):
