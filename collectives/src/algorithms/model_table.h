@@ -28,10 +28,10 @@ inline constexpr size_t kGridMax = size_t{1} << 30;
 // proxies of kProxyHosts hosts (its ranks per host, as every job at most
 // kProxyRanksPerHost), and each candidate's time is carried to the job's
 // host count H by the function a + b H + c floor(log2 H) + d / H that
-// meets the four proxies' times. A schedule's terms are such functions of H (steps:
-// the ring's and the chain's n - 1, the trees' and the halvings' log2 n;
-// bytes: (n - 1) / n of the vector), so the carried time is the one drawn
-// at full scale (docs/engine.md, "Cost at setup", for how close;
+// meets the proxies' times. A schedule's terms are such functions of H
+// (steps: the ring's and the chain's n - 1, the trees' and the halvings'
+// log2 n; bytes: (n - 1) / n of the vector), so the carried time is the one
+// drawn at full scale (docs/engine.md, "Cost at setup", for how close;
 // ModelTable.CarriedTimesMatchFullScaleDrawings).
 inline constexpr std::array<int, 4> kProxyHosts = {2, 4, 8, 16};
 // For a host count that is not a power of two: groups off powers of two,
