@@ -307,7 +307,8 @@ TEST(ModelTable, ScaleDrawnInFullUpTo16HostsCarriedFromProxiesAbove) {
 
 // The carried time against the one drawn at full scale, with the socket
 // and the fabric figures, every host algorithm of every collective that
-// accepts the job, 8 B to 1 GiB. Host counts that are powers of two (32 x 4,
+// accepts the job, 8 B to 1 GiB by 4x (by 2x the same, at twice the time:
+// 30 s under the sanitizers). Host counts that are powers of two (32 x 4,
 // 64 x 2): within 1% from 1 KiB to 8 MiB, within 12% at every size (below 1
 // KiB some ranks hold no element; from 16 MiB sharded's 2 MiB pipeline
 // chunks of a 1/H sub-shard and slot-sized messages round per proxy), and
@@ -328,7 +329,7 @@ TEST(ModelTable, CarriedTimesMatchFullScaleDrawings) {
       const model_table::Scale full{carried.topology, {}, {}};
       const bool power_of_two = std::has_single_bit(unsigned(hosts));
       for (Collective c : all_collectives()) {
-        for (size_t bytes = 8; bytes <= (size_t{1} << 30); bytes *= 2) {
+        for (size_t bytes = 8; bytes <= (size_t{1} << 30); bytes *= 4) {
           const std::string where = std::string(transport) + " " + std::string(to_string(c)) + " " +
                                     std::to_string(hosts) + "x" + std::to_string(per_host) + " " +
                                     std::to_string(bytes) + " B ";
