@@ -318,6 +318,7 @@ TEST(ModelTable, ScaleDrawnInFullUpTo16HostsCarriedFromProxiesAbove) {
 // largest differences 30% for recursive doubling on 20 x 6, whose 120 ranks
 // are off a power of two by another share than the proxies', 10% for
 // recursive halving on 24 x 4; the carried choice at most 1.1% slower).
+// The cross groups' allreduce within the same bounds.
 TEST(ModelTable, CarriedTimesMatchFullScaleDrawings) {
   const Selector nested(default_rules());
   for (const char* transport : {"socket", "fabric"}) {
@@ -355,6 +356,26 @@ TEST(ModelTable, CarriedTimesMatchFullScaleDrawings) {
                 << where << fastest_carried.second << " carried, " << fastest_full.second << " at full scale";
           }
         }
+      }
+    }
+  }
+  // The cross groups (one rank a host, inside hierarchical and sharded):
+  // allreduce on the same scales and grid, within the same bounds.
+  for (auto [hosts, per_host] : {std::pair{32, 4}, std::pair{24, 4}, std::pair{20, 6}}) {
+    const auto p = model_table::builtin("socket");
+    const auto carried = model_table::modelled_scale(job(hosts, per_host));
+    const model_table::Scale full{carried.topology, {}, {}};
+    const bool power_of_two = std::has_single_bit(unsigned(hosts));
+    for (size_t bytes = 8; bytes <= (size_t{1} << 30); bytes *= 4) {
+      const double tolerance = !power_of_two ? 0.35 : bytes >= 1024 && bytes <= (8 << 20) ? 0.01 : 0.12;
+      for (const auto& name : schedule::algorithms(Collective::AllReduce)) {
+        const double want =
+            model_table::predicted_at(p.model, nested, Collective::AllReduce, GroupKind::Cross, full, bytes, name);
+        if (want < 0) continue;  // a node-only algorithm
+        EXPECT_NEAR(model_table::predicted_at(p.model, nested, Collective::AllReduce, GroupKind::Cross, carried,
+                                              bytes, name),
+                    want, tolerance * want)
+            << "cross " << hosts << "x" << per_host << " " << bytes << " B " << name;
       }
     }
   }
