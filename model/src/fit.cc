@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "smddp/error.h"
+#include "smddp/model/linear_solve.h"
 
 namespace smddp::model {
 namespace {
@@ -22,33 +23,6 @@ std::string col_name(int j) {
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return std::inner_product(a.begin(), a.end(), b.begin(), 0.0);
-}
-
-// Solves G z = h (small, symmetric positive definite) by Gaussian elimination
-// with partial pivoting.
-std::vector<double> solve(Matrix g, std::vector<double> h) {
-  const size_t n = h.size();
-  for (size_t c = 0; c < n; ++c) {
-    size_t p = c;
-    for (size_t r = c + 1; r < n; ++r) {
-      if (std::abs(g[r][c]) > std::abs(g[p][c])) p = r;
-    }
-    std::swap(g[c], g[p]);
-    std::swap(h[c], h[p]);
-    if (g[c][c] == 0) continue;
-    for (size_t r = c + 1; r < n; ++r) {
-      const double f = g[r][c] / g[c][c];
-      for (size_t k = c; k < n; ++k) g[r][k] -= f * g[c][k];
-      h[r] -= f * h[c];
-    }
-  }
-  std::vector<double> z(n, 0);
-  for (size_t c = n; c-- > 0;) {
-    double s = h[c];
-    for (size_t k = c + 1; k < n; ++k) s -= g[c][k] * z[k];
-    z[c] = g[c][c] != 0 ? s / g[c][c] : 0;
-  }
-  return z;
 }
 
 // Lawson-Hanson non-negative least squares on the normal equations G x = h.
@@ -82,7 +56,7 @@ std::vector<double> nnls(const Matrix& g, const std::vector<double>& h) {
         hp[a] = h[p[a]];
         for (size_t b = 0; b < p.size(); ++b) gp[a][b] = g[p[a]][p[b]];
       }
-      const std::vector<double> zp = solve(gp, hp);
+      const std::vector<double> zp = solve_linear(gp, hp);
       std::vector<double> z(n, 0);
       for (size_t a = 0; a < p.size(); ++a) z[p[a]] = zp[a];
       bool positive = true;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -11,6 +10,7 @@
 #include "patterns/schedule_for.h"
 #include "smddp/config.h"
 #include "smddp/error.h"
+#include "smddp/model/linear_solve.h"
 #include "smddp/traits.h"
 
 namespace smddp::model_table {
@@ -138,7 +138,7 @@ double carried_time(const model::Model& m, const Selector& nested, Collective c,
                     std::vector<schedule::Transfer>& xs) {
   if (scale.proxies.empty()) return predicted_on(m, nested, c, group, scale.topology, options, bytes, name, xs);
   schedule::Options as_job = options;
-  as_job.cut_as_ranks = group == GroupKind::Cross ? scale.topology.hosts : scale.topology.ranks();
+  as_job.cut_as_ranks = schedule::modelled_shape(c, group, scale.topology, bytes, options).group_size;
   double carried = 0, largest = 0;
   for (size_t k = 0; k < scale.proxies.size(); ++k) {
     const double t = predicted_on(m, nested, c, group, scale.proxies[k], as_job, bytes, name, xs);
@@ -223,28 +223,13 @@ std::vector<double> carry_weights(int hosts, const std::vector<int>& proxies) {
     f.resize(n);
     return f;
   };
-  // Gauss-Jordan on [A^T | f(hosts)], A's row k the basis at proxy k.
-  std::vector<std::vector<double>> a(n, std::vector<double>(n + 1));
-  const auto want = basis(hosts);
-  for (size_t j = 0; j < n; ++j) {
-    for (size_t k = 0; k < n; ++k) a[j][k] = basis(proxies[k])[j];
-    a[j][n] = want[j];
+  // A^T w = f(hosts), A's row k the basis at proxy k.
+  std::vector<std::vector<double>> at(n, std::vector<double>(n));
+  for (size_t k = 0; k < n; ++k) {
+    const auto f = basis(proxies[k]);
+    for (size_t j = 0; j < n; ++j) at[j][k] = f[j];
   }
-  for (size_t i = 0; i < n; ++i) {
-    size_t pivot = i;
-    for (size_t r = i + 1; r < n; ++r) {
-      if (std::abs(a[r][i]) > std::abs(a[pivot][i])) pivot = r;
-    }
-    std::swap(a[i], a[pivot]);
-    for (size_t r = 0; r < n; ++r) {
-      if (r == i) continue;
-      const double f = a[r][i] / a[i][i];
-      for (size_t col = i; col <= n; ++col) a[r][col] -= f * a[i][col];
-    }
-  }
-  std::vector<double> w(n);
-  for (size_t k = 0; k < n; ++k) w[k] = a[k][n] / a[k][k];
-  return w;
+  return model::solve_linear(std::move(at), basis(hosts));
 }
 
 }  // namespace
